@@ -1,0 +1,325 @@
+"""The agent API: views, the ``Agent`` base class, the registry and ``make_agent``.
+
+An agent sees the game only through views that hold what its seat may know: its own hand,
+the clue, the displayed cards, which displayed positions are its own, public scores and the
+public history of past rounds. It never sees another hand, nor who owns a displayed card
+before the round is revealed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, ClassVar, NamedTuple, TypeVar
+
+import numpy as np
+
+from dixit_lab.cards import Deck
+from dixit_lab.rules import RuleSet
+from dixit_lab.spec import parse_spec
+
+__all__ = [
+    "Agent",
+    "AgentSpecError",
+    "Clue",
+    "GameContext",
+    "PublicRound",
+    "SubmitView",
+    "TellView",
+    "VoteView",
+    "agent_parameters",
+    "available_agents",
+    "get_agent_class",
+    "make_agent",
+    "register_agent",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Clue:
+    """The storyteller's choice: a card of its hand (deck index) and the clue text."""
+
+    card: int
+    text: str
+
+
+class PublicRound(NamedTuple):
+    """What every player learns when a round is revealed.
+
+    Views are named tuples: immutable, and cheap to build on the engine's hot path."""
+
+    round: int
+    storyteller: int
+    clue: str
+    display: tuple[int, ...]
+    card_owner: tuple[int, ...]
+    votes: tuple[int | None, ...]
+    points: tuple[int, ...]
+    scores: tuple[int, ...]
+
+
+class TellView(NamedTuple):
+    """The storyteller's view when choosing a card and a clue."""
+
+    seat: int
+    round: int
+    hand: tuple[int, ...]
+    scores: tuple[int, ...]
+    history: tuple[PublicRound, ...]
+
+
+class SubmitView(NamedTuple):
+    """A listener's view when choosing ``n_cards`` cards of its hand to match the clue."""
+
+    seat: int
+    round: int
+    storyteller: int
+    clue: str
+    hand: tuple[int, ...]
+    n_cards: int
+    scores: tuple[int, ...]
+    history: tuple[PublicRound, ...]
+
+
+class VoteView(NamedTuple):
+    """A listener's view when voting: the displayed cards and which positions are its own."""
+
+    seat: int
+    round: int
+    storyteller: int
+    clue: str
+    hand: tuple[int, ...]
+    display: tuple[int, ...]
+    own_positions: tuple[int, ...]
+    scores: tuple[int, ...]
+    history: tuple[PublicRound, ...]
+
+
+class GameContext:
+    """What an agent learns at the start of a game: its seat, the table, the rules, the deck,
+    and its own random stream (``rng``, created on first use)."""
+
+    __slots__ = ("_rng", "_rng_factory", "agents", "deck", "n_players", "rules", "seat")
+
+    def __init__(
+        self,
+        seat: int,
+        n_players: int,
+        rules: RuleSet,
+        deck: Deck,
+        agents: tuple[str, ...],
+        rng_factory: Callable[[], np.random.Generator],
+    ) -> None:
+        self.seat = seat
+        self.n_players = n_players
+        self.rules = rules
+        self.deck = deck
+        self.agents = agents
+        self._rng_factory = rng_factory
+        self._rng: np.random.Generator | None = None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        if self._rng is None:
+            self._rng = self._rng_factory()
+        return self._rng
+
+
+class Agent:
+    """Base class of every agent. Subclasses override ``tell``, ``submit`` and ``vote``.
+
+    Parameters are keyword arguments of ``__init__`` with type hints; ``make_agent`` checks
+    them. ``self.context`` is set by ``begin_game`` and ``self.rng`` is the seat's stream.
+    """
+
+    name: ClassVar[str] = "agent"
+    spec: str
+    context: GameContext
+
+    def begin_game(self, context: GameContext) -> None:
+        self.context = context
+
+    @property
+    def rng(self) -> np.random.Generator:
+        return self.context.rng
+
+    def tell(self, view: TellView) -> Clue:
+        raise NotImplementedError(f"agent {self.name!r} cannot be a storyteller")
+
+    def submit(self, view: SubmitView) -> list[int]:
+        raise NotImplementedError(f"agent {self.name!r} cannot submit cards")
+
+    def vote(self, view: VoteView) -> int:
+        raise NotImplementedError(f"agent {self.name!r} cannot vote")
+
+    def observe(self, result: PublicRound) -> None:
+        """Called on every seat after each round is revealed."""
+
+    def __repr__(self) -> str:
+        return getattr(self, "spec", self.name)
+
+
+class AgentSpecError(ValueError):
+    """An unknown agent or a bad parameter in an agent spec."""
+
+
+A = TypeVar("A", bound=type[Agent])
+_REGISTRY: dict[str, type[Agent]] = {}
+_LOADED = False
+
+
+def register_agent(name: str) -> Callable[[A], A]:
+    """Class decorator: register an agent class under ``name``."""
+
+    def decorate(cls: A) -> A:
+        if not (isinstance(cls, type) and issubclass(cls, Agent)):
+            raise TypeError(f"register_agent({name!r}) needs a subclass of Agent")
+        existing = _REGISTRY.get(name)
+        if existing is not None and existing.__qualname__ != cls.__qualname__:
+            raise ValueError(f"agent name {name!r} is already registered by "
+                             f"{existing.__module__}.{existing.__qualname__}")
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def _load_plugins() -> None:
+    """Import the built-in agents and the ``dixit_lab.agents`` entry points once."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import agents  # noqa: F401  (registers the built-in agents)
+
+    for entry in entry_points(group="dixit_lab.agents"):
+        try:
+            entry.load()
+        except Exception as error:  # a broken plugin must not hide the built-ins
+            import warnings
+
+            warnings.warn(f"could not load agent plugin {entry.name!r} ({entry.value}): "
+                          f"{error}", stacklevel=2)
+
+
+def available_agents() -> list[str]:
+    _load_plugins()
+    return sorted(_REGISTRY)
+
+
+def get_agent_class(name: str) -> type[Agent]:
+    _load_plugins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise AgentSpecError(f"unknown agent {name!r}; available agents: "
+                             f"{', '.join(sorted(_REGISTRY))}") from None
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    annotation: Any
+    default: Any
+    required: bool
+
+    def describe(self) -> str:
+        kind = _type_name(self.annotation)
+        return f"{self.name}: {kind}" + ("" if self.required else f" = {self.default!r}")
+
+
+def agent_parameters(cls: type[Agent]) -> list[Parameter]:
+    """The typed keyword parameters of an agent class."""
+    hints = typing.get_type_hints(cls.__init__)
+    params = []
+    for p in inspect.signature(cls.__init__).parameters.values():
+        if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        params.append(Parameter(p.name, hints.get(p.name, Any), p.default,
+                                p.default is inspect.Parameter.empty))
+    return params
+
+
+def make_agent(spec: str | dict[str, Any]) -> Agent:
+    """Build an agent from ``"name(key=value, ...)"`` or ``{"name": ..., key: value}``."""
+    if isinstance(spec, dict):
+        args = dict(spec)
+        if "name" not in args:
+            raise AgentSpecError(f"agent spec {spec!r} has no 'name'")
+        name = str(args.pop("name"))
+    else:
+        try:
+            name, args = parse_spec(spec)
+        except ValueError as error:
+            raise AgentSpecError(f"bad agent spec {spec!r}: {error}") from None
+    cls = get_agent_class(name)
+    params = {p.name: p for p in agent_parameters(cls)}
+    unknown = sorted(set(args) - set(params))
+    if unknown:
+        allowed = ", ".join(p.describe() for p in params.values()) or "none"
+        raise AgentSpecError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}; "
+                             f"allowed: {allowed}")
+    missing = [p.name for p in params.values() if p.required and p.name not in args]
+    if missing:
+        raise AgentSpecError(f"agent {name!r} needs parameter(s) {', '.join(missing)}")
+    checked = {key: _coerce(name, params[key], value) for key, value in args.items()}
+    try:
+        agent = cls(**checked)
+    except (TypeError, ValueError) as error:
+        raise AgentSpecError(f"agent {name!r}: {error}") from None
+    agent.spec = canonical_spec(name, checked)
+    return agent
+
+
+def canonical_spec(name: str, args: dict[str, Any]) -> str:
+    """A spec string that names the agent and the parameters given, in sorted order."""
+    if not args:
+        return name
+    inner = ", ".join(f"{key}={_format_value(args[key])}" for key in sorted(args))
+    return f"{name}({inner})"
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, str):
+        safe = value and all(ch.isalnum() or ch in "_-./:@+" for ch in value)
+        return value if safe and value not in ("None", "true", "false", "True", "False") \
+            else repr(value)
+    return repr(value)
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def _coerce(agent: str, param: Parameter, value: Any) -> Any:
+    """Check ``value`` against the parameter's annotation (ints are accepted for floats)."""
+    annotation = param.annotation
+    if annotation is Any:
+        return value
+    options = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
+    for option in options:
+        if option is type(None) and value is None:
+            return None
+        if option is float and isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if option is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if option is bool and isinstance(value, bool):
+            return value
+        if option is str and isinstance(value, str):
+            return value
+        if typing.get_origin(option) is typing.Literal and value in typing.get_args(option):
+            return value
+    raise AgentSpecError(f"agent {agent!r}: parameter {param.name} must be "
+                         f"{_type_name(annotation)}, got {value!r}")
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)

@@ -1,0 +1,222 @@
+"""Game and round records: what happened, in a form that is lossless in JSON Lines.
+
+Cards are deck indices (``GameRecord.deck`` names the deck), seats are 0-based, displayed
+cards are 0-based positions. ``RoundRecord.votes`` is indexed by seat, with ``None`` for the
+storyteller.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "END_REASONS",
+    "Fault",
+    "GameRecord",
+    "RoundRecord",
+    "games_to_frame",
+    "read_jsonl",
+    "write_jsonl",
+]
+
+EndReason = Literal["target_score", "deck_exhausted", "max_rounds"]
+END_REASONS: tuple[str, ...] = ("target_score", "deck_exhausted", "max_rounds")
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """An illegal action that the engine replaced by a legal one (``on_illegal="fallback"``)."""
+
+    seat: int
+    agent: str
+    action: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "agent": self.agent, "action": self.action,
+                "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """One round. ``points`` are this round's points; ``scores`` the totals after it."""
+
+    storyteller: int
+    clue: str
+    storyteller_card: int
+    display: tuple[int, ...]
+    card_owner: tuple[int, ...]
+    votes: tuple[int | None, ...]
+    points: tuple[int, ...]
+    scores: tuple[int, ...]
+    faults: tuple[Fault, ...] = ()
+
+    @property
+    def finders(self) -> tuple[int, ...]:
+        target = self.display.index(self.storyteller_card)
+        return tuple(seat for seat, vote in enumerate(self.votes) if vote == target)
+
+    @property
+    def outcome(self) -> str:
+        found = len(self.finders)
+        if found == 0:
+            return "none_found"
+        return "all_found" if found == len(self.votes) - 1 else "some_found"
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "storyteller": self.storyteller,
+            "clue": self.clue,
+            "storyteller_card": self.storyteller_card,
+            "display": list(self.display),
+            "card_owner": list(self.card_owner),
+            "votes": list(self.votes),
+            "points": list(self.points),
+            "scores": list(self.scores),
+        }
+        if self.faults:
+            data["faults"] = [fault.to_dict() for fault in self.faults]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RoundRecord:
+        return cls(
+            storyteller=data["storyteller"],
+            clue=data["clue"],
+            storyteller_card=data["storyteller_card"],
+            display=tuple(data["display"]),
+            card_owner=tuple(data["card_owner"]),
+            votes=tuple(data["votes"]),
+            points=tuple(data["points"]),
+            scores=tuple(data["scores"]),
+            faults=tuple(Fault(**fault) for fault in data.get("faults", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """A whole game: enough to replay it and to analyse it."""
+
+    seed: int
+    spawn_key: tuple[int, ...]
+    rules: str
+    rule_options: dict[str, Any]
+    agents: tuple[str, ...]
+    deck: str
+    rounds: tuple[RoundRecord, ...]
+    final_scores: tuple[int, ...]
+    winners: tuple[int, ...]
+    end_reason: EndReason
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_players(self) -> int:
+        return len(self.agents)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "seed": self.seed,
+            "spawn_key": list(self.spawn_key),
+            "rules": self.rules,
+            "rule_options": self.rule_options,
+            "agents": list(self.agents),
+            "deck": self.deck,
+            "rounds": [r.to_dict() for r in self.rounds],
+            "final_scores": list(self.final_scores),
+            "winners": list(self.winners),
+            "end_reason": self.end_reason,
+        }
+        if self.meta:
+            data["meta"] = self.meta
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GameRecord:
+        return cls(
+            seed=data["seed"],
+            spawn_key=tuple(data["spawn_key"]),
+            rules=data["rules"],
+            rule_options=dict(data["rule_options"]),
+            agents=tuple(data["agents"]),
+            deck=data["deck"],
+            rounds=tuple(RoundRecord.from_dict(r) for r in data["rounds"]),
+            final_scores=tuple(data["final_scores"]),
+            winners=tuple(data["winners"]),
+            end_reason=data["end_reason"],
+            meta=dict(data.get("meta", {})),
+        )
+
+    def to_json(self) -> str:
+        """One line of JSON; equal records give identical bytes."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, line: str) -> GameRecord:
+        return cls.from_dict(json.loads(line))
+
+
+def write_jsonl(records: Iterable[GameRecord], target: str | Path | IO[str]) -> int:
+    """Write records one per line; returns how many were written."""
+    if isinstance(target, str | Path):
+        with Path(target).open("w", encoding="utf-8") as handle:
+            return write_jsonl(records, handle)
+    count = 0
+    for record in records:
+        target.write(record.to_json())
+        target.write("\n")
+        count += 1
+    return count
+
+
+def read_jsonl(source: str | Path) -> Iterator[GameRecord]:
+    """Read records written by :func:`write_jsonl`; a bad line raises naming file and line."""
+    path = Path(source)
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield GameRecord.from_json(line)
+            except (json.JSONDecodeError, KeyError, TypeError) as error:
+                raise ValueError(f"{path}, line {number}: not a game record ({error})") from None
+
+
+def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
+    """One row per seat per round: the tidy table for pandas."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for game_number, record in enumerate(records):
+        game_id = record.meta.get("game", game_number)
+        for round_index, rnd in enumerate(record.rounds):
+            target = rnd.display.index(rnd.storyteller_card)
+            outcome = rnd.outcome
+            faulty = {fault.seat for fault in rnd.faults}
+            for seat, agent in enumerate(record.agents):
+                vote = rnd.votes[seat]
+                own = [i for i, owner in enumerate(rnd.card_owner) if owner == seat]
+                rows.append({
+                    "game": game_id,
+                    "round": round_index,
+                    "seat": seat,
+                    "agent": agent,
+                    "n_players": record.n_players,
+                    "rules": record.rules,
+                    "role": "storyteller" if seat == rnd.storyteller else "listener",
+                    "clue": rnd.clue,
+                    "outcome": outcome,
+                    "vote": vote,
+                    "found": None if vote is None else vote == target,
+                    "votes_received": sum(1 for v in rnd.votes if v is not None and v in own),
+                    "points": rnd.points[seat],
+                    "score": rnd.scores[seat],
+                    "fault": seat in faulty,
+                })
+    return pd.DataFrame(rows)

@@ -1,0 +1,272 @@
+"""Dixit rule sets and round scoring. Pure: no I/O, no randomness, no project imports.
+
+A :class:`RuleSet` holds every option on which the rule documents differ (see
+``shared/RULES.md``); :func:`get_rules` builds one from a preset plus overrides and
+:func:`score_round` scores one round exactly as the documents describe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "DECK_EXHAUSTED_MODES",
+    "FIRST_STORYTELLER_MODES",
+    "PRESETS",
+    "IllegalAction",
+    "RoundScore",
+    "RuleSet",
+    "get_rules",
+    "score_round",
+]
+
+DeckExhausted = Literal["end_when_last_drawn", "end_when_cannot_refill", "reshuffle_discard"]
+FirstStoryteller = Literal["seat0", "random"]
+Outcome = Literal["some_found", "all_found", "none_found"]
+
+DECK_EXHAUSTED_MODES: tuple[str, ...] = (
+    "end_when_last_drawn",
+    "end_when_cannot_refill",
+    "reshuffle_discard",
+)
+FIRST_STORYTELLER_MODES: tuple[str, ...] = ("seat0", "random")
+
+
+class IllegalAction(ValueError):
+    """An action or a round that the rules forbid. The message says what is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    """Every option of a Dixit game. Field names are a stable contract."""
+
+    name: str = "classic"
+    min_players: int = 3
+    max_players: int = 6
+    hand_size: int = 6
+    hand_size_three_players: int = 7
+    decoys_three_players: int = 2
+    storyteller_points: int = 3
+    finder_points: int = 3
+    all_or_none_points: int = 2
+    lone_finder_points: int | None = None
+    vote_bonus_cap: int | None = None
+    target_score: int | None = None
+    deck_exhausted: DeckExhausted = "end_when_last_drawn"
+    max_rounds: int = 500
+    first_storyteller: FirstStoryteller = "seat0"
+
+    def __post_init__(self) -> None:
+        problems = _problems(self)
+        if problems:
+            raise ValueError(f"invalid rule set {self.name!r}: " + "; ".join(problems))
+
+    def hand_size_for(self, n_players: int) -> int:
+        """Cards in each hand at this player count (7 at three players by default)."""
+        return self.hand_size_three_players if n_players == 3 else self.hand_size
+
+    def cards_per_player(self, n_players: int) -> int:
+        """Cards each non-storyteller puts on the table (2 at three players by default)."""
+        return self.decoys_three_players if n_players == 3 else 1
+
+    def displayed_cards(self, n_players: int) -> int:
+        """Number of cards laid out each round."""
+        return 1 + (n_players - 1) * self.cards_per_player(n_players)
+
+    def check_players(self, n_players: int) -> None:
+        """Raise ``ValueError`` if this rule set does not allow ``n_players``."""
+        if not self.min_players <= n_players <= self.max_players:
+            raise ValueError(
+                f"rule set {self.name!r} allows {self.min_players} to {self.max_players} "
+                f"players, got {n_players}"
+            )
+
+    def options(self) -> dict[str, Any]:
+        """All fields as a plain dict (for records and configs)."""
+        return dataclasses.asdict(self)
+
+
+def _problems(rules: RuleSet) -> list[str]:
+    problems: list[str] = []
+    positive = ("min_players", "max_players", "hand_size", "hand_size_three_players",
+                "decoys_three_players", "max_rounds")
+    for field in positive:
+        value = getattr(rules, field)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            problems.append(f"{field} must be a positive integer, got {value!r}")
+    for field in ("storyteller_points", "finder_points", "all_or_none_points"):
+        value = getattr(rules, field)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            problems.append(f"{field} must be a non-negative integer, got {value!r}")
+    for field in ("lone_finder_points", "vote_bonus_cap", "target_score"):
+        value = getattr(rules, field)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < (1 if field == "target_score" else 0)):
+            problems.append(f"{field} must be None or a non-negative integer, got {value!r}")
+    if not problems:
+        if rules.min_players < 3:
+            problems.append(f"min_players must be at least 3 (Dixit needs a storyteller and "
+                            f"two voters), got {rules.min_players}")
+        if rules.max_players < rules.min_players:
+            problems.append(f"max_players ({rules.max_players}) is below min_players "
+                            f"({rules.min_players})")
+        if rules.min_players <= 3 and rules.decoys_three_players >= rules.hand_size_three_players:
+            problems.append("decoys_three_players must be smaller than hand_size_three_players")
+    if rules.deck_exhausted not in DECK_EXHAUSTED_MODES:
+        problems.append(f"deck_exhausted must be one of {', '.join(DECK_EXHAUSTED_MODES)}; "
+                        f"got {rules.deck_exhausted!r}")
+    if rules.first_storyteller not in FIRST_STORYTELLER_MODES:
+        problems.append(f"first_storyteller must be one of {', '.join(FIRST_STORYTELLER_MODES)}; "
+                        f"got {rules.first_storyteller!r}")
+    return problems
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # 000: the classic box. No target; the game ends when the last card is drawn.
+    "classic": dict(max_players=6, deck_exhausted="end_when_last_drawn"),
+    # 002: Dixit Refresh (2021). 3-8 players, 30 points, reshuffle the discard.
+    "refresh": dict(max_players=8, target_score=30, deck_exhausted="reshuffle_discard"),
+    # 001 + 003: the rules page and the Quest expansion. Bonus cap 3, 30 points.
+    "quest": dict(max_players=6, vote_bonus_cap=3, target_score=30,
+                  deck_exhausted="end_when_cannot_refill"),
+}
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(RuleSet))
+
+
+def get_rules(name: str = "classic", **overrides: Any) -> RuleSet:
+    """Return the preset ``name`` (``classic``, ``refresh``, ``quest``) with ``overrides``.
+
+    >>> get_rules("classic", lone_finder_points=4).lone_finder_points
+    4
+    """
+    if name not in PRESETS:
+        raise ValueError(f"unknown rule preset {name!r}; available presets: "
+                         f"{', '.join(sorted(PRESETS))}")
+    unknown = sorted(set(overrides) - set(_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown rule option(s) {', '.join(map(repr, unknown))}; "
+                         f"allowed options: {', '.join(f for f in _FIELDS if f != 'name')}")
+    fields: dict[str, Any] = {"name": name, **PRESETS[name], **overrides}
+    return RuleSet(**fields)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundScore:
+    """Points of one round, each tuple indexed by seat.
+
+    ``points = search + bonus`` where ``search`` holds the storyteller's and finders' points
+    (or the all-or-none points) and ``bonus`` the capped +1 per vote on one's own cards.
+    """
+
+    points: tuple[int, ...]
+    search: tuple[int, ...]
+    bonus: tuple[int, ...]
+    votes_received: tuple[int, ...]
+    finders: tuple[int, ...]
+    outcome: Outcome
+
+
+def score_round(
+    rules: RuleSet,
+    storyteller: int,
+    card_owner: Sequence[int],
+    votes: Mapping[int, int],
+) -> RoundScore:
+    """Score one round.
+
+    ``card_owner[i]`` is the seat that put displayed card ``i`` (0-based) on the table and
+    ``votes`` maps each voting seat to a displayed index. Every seat owns at least one
+    displayed card, so the players are ``0 .. max(card_owner)``. Illegal input raises
+    :class:`IllegalAction` saying what is wrong.
+    """
+    n_players = _check_round(rules, storyteller, card_owner, votes)
+    return _score(rules, n_players, storyteller, card_owner, votes)
+
+
+def _check_round(
+    rules: RuleSet, storyteller: int, card_owner: Sequence[int], votes: Mapping[int, int]
+) -> int:
+    owners = set(card_owner)
+    n_players = len(owners)
+    if owners != set(range(n_players)):
+        raise IllegalAction(f"card_owner must name seats 0..n-1, each at least once; "
+                            f"got seats {sorted(owners)}")
+    if n_players < 3:
+        raise IllegalAction(f"a round needs at least 3 players, got {n_players}")
+    if not 0 <= storyteller < n_players:
+        raise IllegalAction(f"storyteller seat {storyteller} is not one of the seats "
+                            f"0..{n_players - 1}")
+    expected_each = rules.cards_per_player(n_players)
+    for seat in range(n_players):
+        count = sum(1 for owner in card_owner if owner == seat)
+        expected = 1 if seat == storyteller else expected_each
+        if count != expected:
+            who = "the storyteller" if seat == storyteller else f"seat {seat}"
+            raise IllegalAction(f"{who} has {count} card(s) on the table; expected {expected} "
+                                f"at {n_players} players")
+    if storyteller in votes:
+        raise IllegalAction(f"the storyteller (seat {storyteller}) may not vote")
+    for seat in range(n_players):
+        if seat != storyteller and seat not in votes:
+            raise IllegalAction(f"seat {seat} has not voted")
+    for seat, index in votes.items():
+        if not isinstance(seat, int) or not 0 <= seat < n_players:
+            raise IllegalAction(f"vote from unknown seat {seat!r}")
+        if not isinstance(index, int) or isinstance(index, bool) or not (
+            0 <= index < len(card_owner)
+        ):
+            raise IllegalAction(f"seat {seat} voted for card {index!r}, out of range "
+                                f"0..{len(card_owner) - 1}")
+        if card_owner[index] == seat:
+            raise IllegalAction(f"seat {seat} voted for its own card (displayed index {index})")
+    return n_players
+
+
+def _score(
+    rules: RuleSet,
+    n_players: int,
+    storyteller: int,
+    card_owner: Sequence[int],
+    votes: Mapping[int, int],
+) -> RoundScore:
+    """Scoring without validation (the engine has already checked every action)."""
+    votes_received = [0] * n_players
+    finders: list[int] = []
+    for seat, index in votes.items():
+        owner = card_owner[index]
+        if owner == storyteller:
+            finders.append(seat)
+        else:
+            votes_received[owner] += 1
+    finders.sort()
+    search = [0] * n_players
+    n_voters = n_players - 1
+    if not finders or len(finders) == n_voters:
+        outcome: Outcome = "all_found" if finders else "none_found"
+        for seat in range(n_players):
+            if seat != storyteller:
+                search[seat] = rules.all_or_none_points
+    else:
+        outcome = "some_found"
+        lone = rules.lone_finder_points is not None and len(finders) == 1
+        search[storyteller] = rules.lone_finder_points if lone else rules.storyteller_points
+        for seat in finders:
+            search[seat] = rules.lone_finder_points if lone else rules.finder_points
+    cap = rules.vote_bonus_cap
+    bonus = [0] * n_players
+    for seat in range(n_players):
+        if seat != storyteller:
+            bonus[seat] = votes_received[seat] if cap is None else min(cap, votes_received[seat])
+    points = tuple(s + b for s, b in zip(search, bonus, strict=True))
+    return RoundScore(
+        points=points,
+        search=tuple(search),
+        bonus=tuple(bonus),
+        votes_received=tuple(votes_received),
+        finders=tuple(finders),
+        outcome=outcome,
+    )

@@ -1,0 +1,103 @@
+"""The agent registry, spec strings and parameter checking."""
+
+from __future__ import annotations
+
+from importlib.metadata import EntryPoint
+
+import pytest
+
+import dixit_lab.agent as agent_module
+from dixit_lab.agent import (
+    Agent,
+    AgentSpecError,
+    available_agents,
+    canonical_spec,
+    make_agent,
+    register_agent,
+)
+
+
+@register_agent("test-typed")
+class TypedAgent(Agent):
+    """An agent with one parameter of each kind."""
+
+    def __init__(self, temperature: float = 0.1, depth: int = 2, greedy: bool = False,
+                 label: str = "x", model: str | None = None) -> None:
+        self.temperature, self.depth, self.greedy = temperature, depth, greedy
+        self.label, self.model = label, model
+
+
+def test_random_is_registered():
+    assert "random" in available_agents()
+
+
+def test_make_agent_parses_and_types_parameters():
+    agent = make_agent("test-typed(temperature=1, depth=3, greedy=true, label=a-b, model=None)")
+    assert isinstance(agent, TypedAgent)
+    assert agent.temperature == 1.0 and isinstance(agent.temperature, float)
+    assert agent.depth == 3 and agent.greedy is True and agent.label == "a-b"
+    assert agent.model is None
+    assert agent.spec == "test-typed(depth=3, greedy=True, label=a-b, model=None, temperature=1.0)"
+
+
+def test_make_agent_from_dict():
+    agent = make_agent({"name": "test-typed", "depth": 4})
+    assert agent.depth == 4 and agent.spec == "test-typed(depth=4)"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("nobody", "unknown agent 'nobody'; available agents: .*random"),
+        ("test-typed(speed=2)", "has no parameter.*speed; allowed: temperature: float"),
+        ("test-typed(depth=2.5)", "parameter depth must be int, got 2.5"),
+        ("test-typed(greedy=1)", "parameter greedy must be bool"),
+        ("test-typed(depth=)", "bad agent spec"),
+        ("random(block=0)", "block must be at least 1"),
+        ({"depth": 1}, "has no 'name'"),
+    ],
+)
+def test_bad_specs(spec, message):
+    with pytest.raises(AgentSpecError, match=message):
+        make_agent(spec)
+
+
+def test_spec_is_a_round_trip():
+    agent = make_agent("test-typed(label='two words', temperature=0.5)")
+    again = make_agent(agent.spec)
+    assert (again.label, again.temperature) == ("two words", 0.5)
+    assert again.spec == agent.spec
+    assert canonical_spec("random", {}) == "random"
+
+
+def test_duplicate_registration_is_refused():
+    with pytest.raises(ValueError, match="already registered"):
+        @register_agent("random")
+        class Other(Agent):
+            pass
+
+
+def test_entry_point_plugins_are_loaded(monkeypatch, tmp_path):
+    plugin = tmp_path / "my_plugin_agents.py"
+    plugin.write_text(
+        "from dixit_lab.agent import Agent, register_agent\n"
+        "@register_agent('plugin-agent')\n"
+        "class PluginAgent(Agent):\n"
+        "    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entry = EntryPoint("plugin-agent", "my_plugin_agents", "dixit_lab.agents")
+    monkeypatch.setattr(agent_module, "entry_points",
+                        lambda group: [entry] if group == "dixit_lab.agents" else [])
+    monkeypatch.setattr(agent_module, "_LOADED", False)
+    assert "plugin-agent" in available_agents()
+    assert make_agent("plugin-agent").name == "plugin-agent"
+
+
+def test_broken_plugin_warns_but_builtins_stay(monkeypatch):
+    entry = EntryPoint("broken", "no_such_module_xyz", "dixit_lab.agents")
+    monkeypatch.setattr(agent_module, "entry_points", lambda group: [entry])
+    monkeypatch.setattr(agent_module, "_LOADED", False)
+    with pytest.warns(UserWarning, match="could not load agent plugin 'broken'"):
+        names = available_agents()
+    assert "random" in names

@@ -1,0 +1,273 @@
+"""Scoring and rule sets, from the worked examples and common mistakes of shared/RULES.md."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dixit_lab.rules import PRESETS, IllegalAction, RuleSet, get_rules, score_round
+
+CLASSIC = get_rules("classic")
+
+# --- worked example 000: five players -------------------------------------------------------
+# Julien (storyteller) 0, Tom 1 (at Julien's left), Mathilde 2, Nicolas 3, Léa 4.
+# Displayed 1..5 -> indices 0..4: card 1 Léa's, card 3 Tom's, card 4 Julien's,
+# cards 2 and 5 Mathilde's and Nicolas's.
+JULIEN, TOM, MATHILDE, NICOLAS, LEA = range(5)
+OWNERS_000 = (LEA, MATHILDE, TOM, JULIEN, NICOLAS)
+
+
+def _assignments_000():
+    """Every way Mathilde, Nicolas and Tom can cast two votes on card 1 and one on card 3
+    without voting for their own card."""
+    voters = (MATHILDE, NICOLAS, TOM)
+    for on_three in voters:
+        if on_three == TOM:
+            continue  # Tom may not vote for his own card
+        votes = {LEA: 3, on_three: 2}
+        for other in voters:
+            if other != on_three:
+                votes[other] = 0
+        yield votes
+
+
+@pytest.mark.parametrize("votes", list(_assignments_000()))
+def test_worked_example_000(votes):
+    score = score_round(CLASSIC, JULIEN, OWNERS_000, votes)
+    assert score.points[LEA] == 5
+    assert score.points[JULIEN] == 3
+    assert score.points[TOM] == 1
+    assert score.points[MATHILDE] == 0
+    assert score.points[NICOLAS] == 0
+    assert score.finders == (LEA,)
+    assert score.outcome == "some_found"
+    assert score.search[LEA] == 3 and score.bonus[LEA] == 2
+
+
+# --- worked example 002: four players ---------------------------------------------------------
+ALICE, BOB, CHLOE, DAVID = range(4)
+REFRESH = get_rules("refresh")
+
+
+def test_worked_example_002_card_four_is_bobs():
+    owners = (CHLOE, ALICE, DAVID, BOB)  # Alice's card is number 2, card 4 is Bob's
+    score = score_round(REFRESH, ALICE, owners, {BOB: 1, CHLOE: 1, DAVID: 3})
+    assert score.points == (3, 4, 3, 0)
+
+
+def test_worked_example_002_card_four_is_chloes():
+    owners = (BOB, ALICE, DAVID, CHLOE)
+    score = score_round(REFRESH, ALICE, owners, {BOB: 1, CHLOE: 1, DAVID: 3})
+    assert score.points == (3, 3, 4, 0)
+    assert score.search == (3, 3, 3, 0)
+
+
+def test_worked_example_002_all_found():
+    owners = (BOB, ALICE, DAVID, CHLOE)
+    score = score_round(REFRESH, ALICE, owners, {BOB: 1, CHLOE: 1, DAVID: 1})
+    assert score.points == (0, 2, 2, 2)
+    assert score.outcome == "all_found"
+
+
+def test_worked_example_002_none_found_keeps_bonuses():
+    owners = (BOB, ALICE, DAVID, CHLOE)  # Bob 0, Alice 1, David 2, Chloé 3
+    score = score_round(REFRESH, ALICE, owners, {BOB: 3, CHLOE: 0, DAVID: 0})
+    assert score.outcome == "none_found"
+    # everyone but Alice gets 2, plus one per vote on their own card: Bob has 2, Chloé 1
+    assert score.points == (0, 4, 3, 2)
+
+
+# --- common mistakes --------------------------------------------------------------------------
+def test_vote_for_own_decoy_is_illegal():
+    with pytest.raises(IllegalAction, match="seat 1 voted for its own card"):
+        score_round(CLASSIC, 0, (1, 0, 2, 3), {1: 0, 2: 1, 3: 1})
+
+
+def test_storyteller_may_not_vote():
+    with pytest.raises(IllegalAction, match="storyteller .* may not vote"):
+        score_round(CLASSIC, 0, (1, 0, 2, 3), {0: 0, 1: 1, 2: 1, 3: 1})
+
+
+def test_no_reward_when_everyone_finds():
+    score = score_round(CLASSIC, 2, (0, 1, 2, 3), {0: 2, 1: 2, 3: 2})
+    assert score.points[2] == 0
+    assert score.points == (2, 2, 0, 2)
+
+
+def test_bonus_kept_when_nobody_finds():
+    score = score_round(CLASSIC, 2, (0, 1, 2, 3), {0: 1, 1: 0, 3: 0})
+    assert score.points == (2 + 2, 2 + 1, 0, 2)
+
+
+def test_three_players_need_two_decoys_each():
+    owners = (1, 0, 2, 1, 2)
+    score = score_round(CLASSIC, 0, owners, {1: 1, 2: 3})
+    assert score.points == (3, 3 + 1, 0)
+    with pytest.raises(IllegalAction, match="seat 1 has 1 card"):
+        score_round(CLASSIC, 0, (1, 0, 2, 2), {1: 1, 2: 1})
+
+
+# --- other illegal input ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("storyteller", "owners", "votes", "message"),
+    [
+        (0, (1, 0, 2, 3), {1: 1, 2: 1}, "seat 3 has not voted"),
+        (0, (1, 0, 2, 3), {1: 1, 2: 1, 3: 7}, "out of range"),
+        (0, (1, 0, 2, 3), {1: 1, 2: 1, 3: -1}, "out of range"),
+        (0, (1, 0, 0, 2, 3), {1: 1, 2: 1, 3: 1}, "storyteller has 2 card"),
+        (0, (1, 0, 3, 4), {1: 1, 3: 1, 4: 1}, "seats 0..n-1"),
+        (5, (1, 0, 2, 3), {1: 1, 2: 1, 3: 1}, "storyteller seat 5"),
+        (0, (1, 0, 2, 3, 3), {1: 1, 2: 1, 3: 1}, "seat 3 has 2 card"),
+        (0, (1, 0, 2, 3), {1: 1, 2: 1, 3: 1, 9: 1}, "unknown seat"),
+    ],
+)
+def test_illegal_rounds(storyteller, owners, votes, message):
+    with pytest.raises(IllegalAction, match=message):
+        score_round(CLASSIC, storyteller, owners, votes)
+
+
+def test_illegal_action_is_a_value_error():
+    assert issubclass(IllegalAction, ValueError)
+
+
+# --- variants ----------------------------------------------------------------------------------
+def test_bonus_cap_three():
+    quest = get_rules("quest")
+    owners = (1, 0, 2, 3, 4, 5)  # seat 1 owns index 0 and finds; four voters pick its card
+    votes = {1: 1, 2: 0, 3: 0, 4: 0, 5: 0}
+    assert score_round(CLASSIC, 0, owners, votes).points[1] == 3 + 4
+    assert score_round(quest, 0, owners, votes).points[1] == 3 + 3
+    assert score_round(quest, 0, owners, votes).bonus[1] == 3
+
+
+def test_bonus_cap_counts_both_cards_at_three_players():
+    rules = get_rules("classic", vote_bonus_cap=1)
+    owners = (1, 0, 1, 2, 2)
+    score = score_round(rules, 0, owners, {1: 3, 2: 2})
+    assert score.votes_received == (0, 1, 1)
+    assert score.points == (0, 2 + 1, 2 + 1)
+
+
+def test_lone_finder_bonus():
+    rules = get_rules("classic", lone_finder_points=4)
+    owners = (1, 0, 2, 3)
+    score = score_round(rules, 0, owners, {1: 1, 2: 0, 3: 0})
+    assert score.points == (4, 4 + 2, 0, 0)
+    two = score_round(rules, 0, owners, {1: 1, 2: 1, 3: 0})
+    assert two.points == (3, 3 + 1, 3, 0)
+
+
+def test_lone_finder_at_three_players():
+    rules = get_rules("classic", lone_finder_points=4)
+    score = score_round(rules, 0, (1, 0, 2, 1, 2), {1: 1, 2: 0})
+    assert score.points == (4, 4 + 1, 0)
+
+
+# --- rule sets ---------------------------------------------------------------------------------
+def test_presets_match_rules_md():
+    classic, refresh, quest = (get_rules(name) for name in ("classic", "refresh", "quest"))
+    assert (classic.max_players, classic.vote_bonus_cap, classic.target_score,
+            classic.deck_exhausted) == (6, None, None, "end_when_last_drawn")
+    assert (refresh.max_players, refresh.vote_bonus_cap, refresh.target_score,
+            refresh.deck_exhausted) == (8, None, 30, "reshuffle_discard")
+    assert (quest.max_players, quest.vote_bonus_cap, quest.target_score,
+            quest.deck_exhausted) == (6, 3, 30, "end_when_cannot_refill")
+    for rules in (classic, refresh, quest):
+        assert rules.min_players == 3
+        assert rules.hand_size == 6 and rules.hand_size_three_players == 7
+        assert rules.hand_size_for(3) == 7 and rules.hand_size_for(4) == 6
+        assert rules.displayed_cards(3) == 5 and rules.displayed_cards(6) == 6
+    assert set(PRESETS) == {"classic", "refresh", "quest"}
+
+
+def test_overrides_apply_on_top_of_a_preset():
+    rules = get_rules("classic", lone_finder_points=4, max_rounds=10)
+    assert rules.name == "classic" and rules.lone_finder_points == 4 and rules.max_rounds == 10
+
+
+def test_unknown_preset_lists_presets():
+    with pytest.raises(ValueError, match="unknown rule preset 'odyssey'.*classic, quest, refresh"):
+        get_rules("odyssey")
+
+
+def test_unknown_option_lists_options():
+    with pytest.raises(ValueError, match="unknown rule option.*'bonus'.*vote_bonus_cap"):
+        get_rules("classic", bonus=3)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"deck_exhausted": "never"}, "deck_exhausted must be one of"),
+        ({"hand_size": 0}, "hand_size must be a positive integer"),
+        ({"min_players": 2}, "min_players must be at least 3"),
+        ({"max_players": 2}, "max_players"),
+        ({"vote_bonus_cap": -1}, "vote_bonus_cap"),
+        ({"target_score": 0}, "target_score"),
+        ({"first_storyteller": "youngest"}, "first_storyteller must be one of"),
+        ({"decoys_three_players": 7}, "decoys_three_players"),
+    ],
+)
+def test_impossible_values(override, message):
+    with pytest.raises(ValueError, match=message):
+        get_rules("classic", **override)
+
+
+def test_ruleset_is_frozen():
+    with pytest.raises(AttributeError):
+        CLASSIC.hand_size = 5  # type: ignore[misc]
+    assert isinstance(CLASSIC, RuleSet)
+
+
+# --- properties over random legal rounds ------------------------------------------------------
+@st.composite
+def legal_rounds(draw):
+    n = draw(st.integers(3, 8))
+    per_player = 2 if n == 3 else 1
+    storyteller = draw(st.integers(0, n - 1))
+    owners = [storyteller] + [s for s in range(n) if s != storyteller for _ in range(per_player)]
+    owners = draw(st.permutations(owners))
+    votes = {}
+    for seat in range(n):
+        if seat != storyteller:
+            allowed = [i for i, owner in enumerate(owners) if owner != seat]
+            votes[seat] = draw(st.sampled_from(allowed))
+    cap = draw(st.sampled_from([None, 1, 3]))
+    lone = draw(st.sampled_from([None, 4]))
+    rules = get_rules("refresh", vote_bonus_cap=cap, lone_finder_points=lone)
+    return rules, storyteller, tuple(owners), votes
+
+
+@settings(max_examples=400, deadline=None)
+@given(legal_rounds())
+def test_scoring_invariants(case):
+    rules, storyteller, owners, votes = case
+    score = score_round(rules, storyteller, owners, votes)
+    n = len(set(owners))
+    assert len(score.points) == n
+    allowed_teller = {0, rules.storyteller_points}
+    if rules.lone_finder_points is not None:
+        allowed_teller.add(rules.lone_finder_points)
+    assert score.points[storyteller] in allowed_teller
+    assert score.bonus[storyteller] == 0
+    for seat in range(n):
+        if rules.vote_bonus_cap is not None:
+            assert score.bonus[seat] <= rules.vote_bonus_cap
+        assert score.points[seat] == score.search[seat] + score.bonus[seat] >= 0
+    finders = set(score.finders)
+    assert finders == {seat for seat, index in votes.items() if owners[index] == storyteller}
+    # a finder never scores less than a non-finder with the same bonus
+    for a, b in itertools.permutations([s for s in range(n) if s != storyteller], 2):
+        if a in finders and b not in finders and score.bonus[a] == score.bonus[b]:
+            assert score.points[a] >= score.points[b]
+    # every vote lands somewhere: finds plus votes received on decoys
+    assert len(finders) + sum(score.votes_received) == n - 1
+    if score.outcome == "some_found":
+        assert 0 < len(finders) < n - 1 and score.points[storyteller] > 0
+    else:
+        assert score.points[storyteller] == 0
+        assert all(score.search[s] == rules.all_or_none_points for s in range(n)
+                   if s != storyteller)
