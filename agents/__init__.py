@@ -1,5 +1,12 @@
 """Built-in agents. Importing this package registers them (see ``dixit_lab.agent``)."""
 
-from agents import random_agent
+from agents import (
+    ambiguity,
+    calibrated,
+    literal,
+    pragmatic,
+    random_agent,
+    softmax_agent,
+)
 
-__all__ = ["random_agent"]
+__all__ = ["ambiguity", "calibrated", "literal", "pragmatic", "random_agent", "softmax_agent"]

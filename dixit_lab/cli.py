@@ -99,6 +99,23 @@ def cmd_agents(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fit_listener(args: argparse.Namespace) -> int:
+    from dixit_lab.calibration import fit_listener
+
+    fitted = fit_listener(args.results, embedder=args.embedder, clue_bank=args.clues,
+                          temperature=args.temperature, regularization=args.regularization)
+    path = fitted.save(args.out)
+    info = fitted.info
+    print(f"fitted on {info['votes']} listener votes ({info['rounds_skipped']} rounds skipped)")
+    print(f"{'':<16} {'log loss':>9} {'brier':>7} {'mean p':>7} {'observed':>8}")
+    for label, key in (("analytic model", "analytic_model"), ("fitted model", "fitted")):
+        m = info[key]
+        print(f"{label:<16} {m['log_loss']:>9.4f} {m['brier']:>7.4f} {m['mean_predicted']:>7.3f} "
+              f"{m['mean_observed']:>8.3f}")
+    print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dixit-lab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -117,6 +134,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--on-illegal", choices=["raise", "fallback"], default="raise")
     sim.add_argument("--out", help="also write the games as JSON Lines to this file")
     sim.set_defaults(func=cmd_simulate)
+
+    fit = sub.add_parser("fit-listener",
+                         help="fit the calibrated agent's listener model on logged games")
+    fit.add_argument("results", nargs="+", help="results folders or games.jsonl files")
+    fit.add_argument("--out", required=True, help="where to write the model (JSON)")
+    fit.add_argument("--embedder", default="conse", help="the space the features come from")
+    fit.add_argument("--clues", default="default", help="the clue bank the games used")
+    fit.add_argument("--temperature", type=float, default=0.05,
+                     help="temperature of the analytic model used as a feature")
+    fit.add_argument("--regularization", type=float, default=1.0,
+                     help="inverse L2 strength of the logistic regression (C)")
+    fit.set_defaults(func=cmd_fit_listener)
 
     ag = sub.add_parser("agents", help="list the registered agents and their parameters")
     ag.set_defaults(func=cmd_agents)

@@ -171,7 +171,8 @@ class _Game:
         public_scores = tuple(scores)
         teller_hand = hands[storyteller]
 
-        view = TellView(storyteller, round_index, tuple(teller_hand), public_scores, history)
+        teller_view_hand = tuple(teller_hand)
+        view = TellView(storyteller, round_index, teller_view_hand, public_scores, history)
         try:
             clue, error = agents[storyteller].tell(view), None
         except Exception as raised:  # an agent's exception is a fault like an illegal action
@@ -234,7 +235,7 @@ class _Game:
         for seat in range(n):
             scores[seat] += points[seat]
         return RoundRecord(storyteller, text, teller_card, display, card_owner, tuple(votes),
-                           points, tuple(scores), tuple(faults))
+                           points, tuple(scores), tuple(faults), teller_view_hand)
 
 
 _OPTIONS: dict[RuleSet, dict[str, Any]] = {}

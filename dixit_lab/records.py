@@ -46,7 +46,9 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class RoundRecord:
-    """One round. ``points`` are this round's points; ``scores`` the totals after it."""
+    """One round. ``points`` are this round's points; ``scores`` the totals after it.
+    ``storyteller_hand`` is the storyteller's hand when it told (for analysis: it was never
+    shown to another seat)."""
 
     storyteller: int
     clue: str
@@ -57,6 +59,7 @@ class RoundRecord:
     points: tuple[int, ...]
     scores: tuple[int, ...]
     faults: tuple[Fault, ...] = ()
+    storyteller_hand: tuple[int, ...] = ()
 
     @property
     def finders(self) -> tuple[int, ...]:
@@ -80,6 +83,7 @@ class RoundRecord:
             "votes": list(self.votes),
             "points": list(self.points),
             "scores": list(self.scores),
+            "storyteller_hand": list(self.storyteller_hand),
         }
         if self.faults:
             data["faults"] = [fault.to_dict() for fault in self.faults]
@@ -97,6 +101,7 @@ class RoundRecord:
             points=tuple(data["points"]),
             scores=tuple(data["scores"]),
             faults=tuple(Fault(**fault) for fault in data.get("faults", ())),
+            storyteller_hand=tuple(data.get("storyteller_hand", ())),
         )
 
 

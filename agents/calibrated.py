@@ -1,0 +1,57 @@
+"""``calibrated``: a storyteller whose listener model was learned from logged games."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.model_storyteller import ModelStoryteller
+from dixit_lab.agent import GameContext, register_agent
+from dixit_lab.calibration import FeatureTable, FittedListener, pair_features
+from dixit_lab.listener_model import expected_storyteller_points
+
+DEFAULT_MODEL = "softmax-conse"
+
+
+@register_agent("calibrated")
+class CalibratedAgent(ModelStoryteller):
+    """Like ``pragmatic``, but the probability that one listener finds its card comes from a
+    classifier fitted on logged rounds (``dixit-lab fit-listener``; see
+    :mod:`dixit_lab.calibration`) instead of from the analytic model.
+
+    For every (card of its hand, clue) pair it computes the features a storyteller can know
+    before telling — the clue–card similarity, its margin over the rest of its hand, the card's
+    rank among the deck for the clue, the analytic model's prediction and the number of
+    listeners — turns them into a find probability with the fitted logistic regression, and
+    tells the pair with the most expected points under the rules in force. ``model`` is the
+    path of the JSON model, or the name of one shipped under ``data/listener_models``. As a
+    listener it plays like ``literal``.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, embedder: str = "conse",
+                 clues: str = "default") -> None:
+        self.fitted = FittedListener.load(model)
+        super().__init__(self.fitted.temperature, embedder, clues)
+        self.model_path = model
+        self._table_key: tuple[int, int, int] | None = None
+
+    def begin_game(self, context: GameContext) -> None:
+        super().begin_game(context)
+        if self.space.embedder_id != self.fitted.embedder:
+            raise ValueError(f"listener model {self.model_path!r} was fitted in the space of "
+                             f"{self.fitted.embedder}, but this agent perceives through "
+                             f"{self.space.embedder_id}")
+        n, rules = context.n_players, context.rules
+        key = (id(self.space), n, rules.hand_size_for(n))
+        if key != self._table_key:
+            self._table_key = key
+            self.table = FeatureTable(self.space, self.fitted.temperature,
+                                      rules.hand_size_for(n), rules.cards_per_player(n), n - 2)
+
+    def pair_scores(self, hand: list[int]) -> np.ndarray:
+        p = self.fitted.probability(pair_features(self.table, hand))
+        return expected_storyteller_points(p, self.voters, self.context.rules)
+
+    def predicted_find(self, hand: list[int], card: int, clue_text: str) -> float:
+        clue = self.space.clue_index(clue_text)
+        features = pair_features(self.table, hand, clue)
+        return float(self.fitted.probability(features)[list(hand).index(card)])

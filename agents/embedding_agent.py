@@ -1,0 +1,119 @@
+"""Shared machinery of the agents that perceive through an embedding space.
+
+An :class:`EmbeddingAgent` gets its space in ``begin_game`` (one shared space per embedder,
+deck and clue bank in a process) and turns clue texts into rows of the space's similarity
+matrix. Decisions are lookups and a few NumPy operations; no model runs on the hot path.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from dixit_lab.agent import Agent, GameContext
+from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError, get_space
+
+__all__ = ["EmbeddingAgent", "categorical", "categorical_small", "top_cards"]
+
+
+class EmbeddingAgent(Agent):
+    """Base class: ``embedder`` (a spec, default the offline ``conse``) and ``clues`` (a clue
+    bank name or path) choose the space the agent perceives through."""
+
+    def __init__(self, embedder: str = "conse", clues: str = "default") -> None:
+        self.embedder = embedder
+        self.clues = clues
+        self._space_override: EmbeddingSpace | None = None
+        self.space: EmbeddingSpace
+        self._rows: dict[str, list[float]] = {}
+        self._clue_ids: dict[str, int | None] = {}
+        self._space_key: tuple[str, int] | None = None
+        self._warned: set[str] = set()
+
+    def use_space(self, space: EmbeddingSpace) -> EmbeddingAgent:
+        """Perceive through ``space`` instead of loading one (tests, notebooks)."""
+        self._space_override = space
+        return self
+
+    def begin_game(self, context: GameContext) -> None:
+        super().begin_game(context)
+        key = (context.deck.name, len(context.deck))
+        if self._space_override is None and key == self._space_key:
+            return  # same deck as the last game: keep the space and everything derived
+        space = self._space_override
+        if space is None:
+            if not context.deck.has_images:
+                raise ValueError(f"agent {self.name!r} perceives card images, but deck "
+                                 f"{context.deck.name!r} has none; use an image deck such as "
+                                 f"'dreams'")
+            space = get_space(self.embedder, context.deck.name, self.clues)
+        if len(space.deck) != len(context.deck):
+            raise ValueError(f"agent {self.name!r}: its space has {len(space.deck)} cards but "
+                             f"the game's deck {context.deck.name!r} has {len(context.deck)}")
+        if getattr(self, "space", None) is not space:
+            self.space = space
+            self._rows = {}
+            self._clue_ids = {}
+            self.prepare(space)
+        self._space_key = key if self._space_override is None else None
+
+    def prepare(self, space: EmbeddingSpace) -> None:
+        """Precompute whatever depends only on the space (called when the space changes)."""
+
+    def clue_id(self, text: str) -> int | None:
+        """Row of ``text`` in the clue bank, or None if it is not in the bank."""
+        try:
+            return self._clue_ids[text]
+        except KeyError:
+            index = self.space.clue_index(text) if text in self.space.clues else None
+            self._clue_ids[text] = index
+            return index
+
+    def clue_row(self, text: str) -> list[float]:
+        """Similarity of ``text`` with every card of the deck, as a list indexed by card.
+
+        A clue outside the bank is embedded on the fly when the model is installed; without
+        the model the agent warns once and sees every card as equally similar."""
+        row = self._rows.get(text)
+        if row is None:
+            try:
+                vector = self.space.text_similarity(text)
+            except (KeyError, ModelUnavailableError) as error:
+                if text not in self._warned:
+                    self._warned.add(text)
+                    warnings.warn(f"agent {self.name!r} cannot perceive clue {text!r} ({error}); "
+                                  f"it treats every card as equally similar", stacklevel=2)
+                vector = np.zeros(len(self.space.deck), dtype=np.float32)
+            row = self._rows[text] = [float(x) for x in vector]
+        return row
+
+
+def top_cards(row: list[float], cards: tuple[int, ...] | list[int], count: int) -> list[int]:
+    """The ``count`` cards with the highest ``row[card]`` (ties: the earlier card)."""
+    if count == 1:
+        return [max(cards, key=row.__getitem__)]
+    return sorted(cards, key=lambda card: -row[card])[:count]
+
+
+def categorical_small(values: list[float], temperature: float, uniform: float) -> int:
+    """Index drawn from softmax(values / temperature) by inverting the CDF at ``uniform``.
+    Pure Python: faster than NumPy for the handful of cards of a hand or a table."""
+    top = max(values)
+    weights = [math.exp((v - top) / temperature) for v in values]
+    threshold = uniform * sum(weights)
+    total = 0.0
+    for index, weight in enumerate(weights):
+        total += weight
+        if threshold < total:
+            return index
+    return len(weights) - 1
+
+
+def categorical(logits: np.ndarray, uniform: float) -> int:
+    """Index drawn from softmax(``logits``) by inverting its CDF at ``uniform`` in [0, 1)."""
+    weights = np.exp(logits - logits.max())
+    cumulative = np.cumsum(weights)
+    index = int(np.searchsorted(cumulative, uniform * cumulative[-1], side="right"))
+    return min(index, len(weights) - 1)

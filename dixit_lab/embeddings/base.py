@@ -1,0 +1,273 @@
+"""The :class:`Embedder` protocol, the embedder registry and :func:`make_embedder`.
+
+An embedder maps card images (or captions) and clue texts into one vector space. Its ``id`` is
+its full identity — backend, model, weights, preprocessing and every parameter that changes
+the vectors — and keys the disk cache and the shipped embeddings. Parameters that only change
+*how fast* vectors are computed (``device``, ``batch_size``) are left out of the id, so that
+they do not split the cache.
+
+Constructing an embedder and reading ``id``/``dim`` never imports torch or loads a model; the
+model is loaded on the first ``embed_*`` call. A machine without torch can therefore still use
+shipped or cached embeddings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, Union, runtime_checkable
+
+import numpy as np
+
+from dixit_lab.cards import Card
+from dixit_lab.spec import format_spec, parse_spec
+
+__all__ = [
+    "Embedder",
+    "EmbedderSpecError",
+    "MissingCaptionError",
+    "ModelUnavailableError",
+    "available_embedders",
+    "card_content",
+    "card_content_hash",
+    "embedder_parameters",
+    "image_bytes",
+    "image_path",
+    "make_embedder",
+    "normalize_rows",
+    "register_embedder",
+    "text_hash",
+]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Maps cards and texts to L2-normalised float32 row vectors of one space.
+
+    Optional: a method ``card_content(card) -> bytes`` returning the bytes that determine a
+    card's vector (default: the image file's bytes; the ``text`` backend returns the caption).
+    The cache and the shipped files key cards by the sha256 of these bytes.
+    """
+
+    @property
+    def id(self) -> str:
+        """Full, stable identity; equal ids promise equal vectors."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Vector length."""
+        ...
+
+    def embed_images(self, cards: Sequence[Card]) -> np.ndarray:
+        """(len(cards), dim) float32, rows of unit norm."""
+        ...
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, rows of unit norm."""
+        ...
+
+
+class EmbedderSpecError(ValueError):
+    """An unknown embedder or a bad parameter in an embedder spec."""
+
+
+class ModelUnavailableError(RuntimeError):
+    """The model an embedder needs cannot be loaded here (missing package or weights)."""
+
+
+class MissingCaptionError(ValueError):
+    """A caption-based embedder met a card without a caption."""
+
+
+def text_hash(text: str) -> str:
+    """sha256 hex digest of a text (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def image_path(card: Card) -> Path:
+    """A card's image file; a clear error for a card without an image."""
+    if card.image is None:
+        raise ValueError(f"card {card.id!r} has no image (a numbered, rules-only card?); "
+                         "image embedders need a deck with images")
+    return card.image
+
+
+def image_bytes(card: Card) -> bytes:
+    """The bytes of a card's image file."""
+    return image_path(card).read_bytes()
+
+
+def card_content(embedder: object, card: Card) -> bytes:
+    """The bytes that determine ``card``'s vector under ``embedder``."""
+    method = getattr(embedder, "card_content", None)
+    return method(card) if callable(method) else image_bytes(card)
+
+
+def card_content_hash(embedder: object, card: Card) -> str:
+    """sha256 hex digest of :func:`card_content`."""
+    return hashlib.sha256(card_content(embedder, card)).hexdigest()
+
+
+def normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    """float32 copy with unit-norm rows; a zero or non-finite row is an error."""
+    out = np.asarray(matrix, dtype=np.float32)
+    if out.ndim != 2:
+        raise ValueError(f"expected a 2-D matrix, got shape {out.shape}")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+        raise ValueError("cannot normalise: a row is zero or not finite")
+    return (out / norms).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------------- registry
+
+# Built-in backends are imported on first use so that importing this module stays light.
+_BUILTIN: dict[str, str] = {
+    "clip": "dixit_lab.embeddings.clip:ClipEmbedder",
+    "conse": "dixit_lab.embeddings.conse:ConseEmbedder",
+    "text": "dixit_lab.embeddings.text:TextEmbedder",
+}
+_REGISTRY: dict[str, type] = {}
+
+
+def register_embedder(name: str) -> Callable[[type], type]:
+    """Class decorator: register a dataclass embedder under ``name``.
+
+    The dataclass's init fields are the spec parameters; their annotations (``int``, ``float``,
+    ``bool``, ``str``, ``X | None``) are used to validate spec values.
+    """
+
+    def decorate(cls: type) -> type:
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(f"embedder {name!r}: {cls.__name__} must be a dataclass")
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def _lookup(name: str) -> type:
+    if name not in _REGISTRY and name in _BUILTIN:
+        module_name, _, class_name = _BUILTIN[name].partition(":")
+        module = importlib.import_module(module_name)
+        _REGISTRY.setdefault(name, getattr(module, class_name))
+    if name not in _REGISTRY:
+        raise EmbedderSpecError(f"unknown embedder {name!r}; available: "
+                                f"{', '.join(available_embedders())}")
+    return _REGISTRY[name]
+
+
+def available_embedders() -> list[str]:
+    """Names of the registered embedder backends."""
+    return sorted(set(_BUILTIN) | set(_REGISTRY))
+
+
+def embedder_parameters(name: str) -> dict[str, tuple[Any, Any]]:
+    """``{parameter: (type, default)}`` of the backend ``name``."""
+    cls = _lookup(name)
+    hints = typing.get_type_hints(cls)
+    params: dict[str, tuple[Any, Any]] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name.startswith("_"):
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else None
+        params[f.name] = (hints[f.name], default)
+    return params
+
+
+def make_embedder(spec: str | Mapping[str, Any] | Embedder) -> Embedder:
+    """An embedder from a spec string (``"conse(top_k=5)"``), a dict from YAML
+    (``{"kind": "clip", "model": "ViT-B-32"}``; ``name`` is accepted for ``kind``) or an
+    embedder object (returned as is)."""
+    if isinstance(spec, str):
+        try:
+            name, params = parse_spec(spec)
+        except ValueError as error:
+            raise EmbedderSpecError(f"bad embedder spec: {error}") from None
+    elif isinstance(spec, Mapping):
+        params = dict(spec)
+        name = params.pop("kind", None) or params.pop("name", None)
+        if not isinstance(name, str):
+            raise EmbedderSpecError(f"an embedder dict needs a 'kind' (one of "
+                                    f"{', '.join(available_embedders())}), got {dict(spec)!r}")
+    elif isinstance(spec, Embedder):
+        return spec
+    else:
+        raise EmbedderSpecError(f"expected an embedder spec string, dict or embedder, "
+                                f"got {type(spec).__name__}")
+    cls = _lookup(name)
+    allowed = embedder_parameters(name)
+    values: dict[str, Any] = {}
+    for key, value in params.items():
+        if key not in allowed:
+            raise EmbedderSpecError(f"embedder {name!r} has no parameter {key!r}; allowed: "
+                                    f"{_describe(allowed)}")
+        values[key] = _coerce(name, key, value, allowed[key][0])
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as error:
+        raise EmbedderSpecError(f"embedder {name!r}: {error}") from None
+
+
+def _describe(allowed: Mapping[str, tuple[Any, Any]]) -> str:
+    return ", ".join(f"{key}: {_type_name(kind)} = {default!r}"
+                     for key, (kind, default) in allowed.items())
+
+
+def _type_name(kind: Any) -> str:
+    if isinstance(kind, type):
+        return kind.__name__
+    return " | ".join(_type_name(arg) if arg is not type(None) else "None"
+                      for arg in typing.get_args(kind))
+
+
+def _coerce(name: str, key: str, value: Any, kind: Any) -> Any:
+    origin = typing.get_origin(kind)
+    options = typing.get_args(kind) if origin in (Union, types.UnionType) else (kind,)
+    if value is None and type(None) in options:
+        return None
+    for option in options:
+        if option is bool and isinstance(value, bool):
+            return value
+        if option is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if option is float and isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if option is str and isinstance(value, str):
+            return value
+    # A bare word such as ``device=0`` reads as an int; accept it where a string is wanted.
+    if str in options and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise EmbedderSpecError(f"embedder {name!r}: parameter {key!r} must be {_type_name(kind)}, "
+                            f"got {value!r}")
+
+
+def spec_id(name: str, params: Mapping[str, Any]) -> str:
+    """An embedder id in spec syntax (used by the built-in backends)."""
+    return format_spec(name, params)
+
+
+def require(module: str, extra: str) -> Any:
+    """Import ``module`` or raise :class:`ModelUnavailableError` with the install hint."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ModelUnavailableError(
+            f"this embedder needs the Python package {module!r} ({error}); install it with "
+            f"`pip install 'dixit-lab[{extra}]'`") from error
+
+
+def check_output(matrix: Any, n: int, dim: int, what: str) -> np.ndarray:
+    """Validate a backend's output: shape (n, dim), finite; returned float32, unit rows."""
+    if n == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    out = np.asarray(matrix, dtype=np.float32)
+    if out.shape != (n, dim):
+        raise ValueError(f"{what}: expected shape {(n, dim)}, got {out.shape}")
+    return normalize_rows(out)

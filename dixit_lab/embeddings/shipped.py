@@ -1,0 +1,200 @@
+"""Precomputed embeddings that ship with the project, under ``data/embeddings/``.
+
+For each embedder a folder ``<backend>-<sha256(id)[:12]>/`` holds ``embedder.txt`` (its id)
+and, as float16 ``.npz`` files written without pickle:
+
+* ``deck-<deck>.npz``: ``embedder_id``, ``card_ids``, ``card_hashes`` (n, 32) uint8 sha256 of
+  each card's content (image bytes, or caption for ``text``), ``vectors`` (n, dim) float16;
+* ``clues-<bank>.npz``: ``embedder_id``, ``text_hashes`` (m, 32) uint8, ``vectors`` (m, dim).
+
+Loading checks the id and every hash; a file that does not match (a deck image or a clue was
+edited since) is ignored with a warning, and the caller falls back to the cache or the model.
+Rows are re-normalised to unit length in float32 (float16 storage costs < 1e-3 in cosine).
+
+Regenerate with ``regenerate_shipped("dreams", "conse")`` or
+``python -m dixit_lab.embeddings.shipped --deck dreams --embedder conse``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from dixit_lab.cards import Card, Deck, data_root, load_deck
+from dixit_lab.embeddings.base import (
+    Embedder,
+    card_content,
+    make_embedder,
+    normalize_rows,
+)
+
+__all__ = [
+    "load_shipped_cards",
+    "load_shipped_clues",
+    "regenerate_shipped",
+    "shipped_folder",
+    "shipped_root",
+]
+
+
+def shipped_root() -> Path:
+    """``<data root>/embeddings``."""
+    return data_root() / "embeddings"
+
+
+def shipped_folder(embedder_id: str, root: Path | None = None) -> Path:
+    """The folder of one embedder's shipped files."""
+    backend = embedder_id.split("(", 1)[0]
+    digest = hashlib.sha256(embedder_id.encode("utf-8")).hexdigest()[:12]
+    return (root if root is not None else shipped_root()) / f"{backend}-{digest}"
+
+
+def _digests(chunks: Sequence[bytes]) -> np.ndarray:
+    out = np.empty((len(chunks), 32), dtype=np.uint8)
+    for i, chunk in enumerate(chunks):
+        out[i] = np.frombuffer(hashlib.sha256(chunk).digest(), dtype=np.uint8)
+    return out
+
+
+def _read(path: Path, embedder_id: str, dim: int) -> dict[str, np.ndarray] | None:
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {key: data[key] for key in data.files}
+    except Exception as error:
+        warnings.warn(f"dixit_lab: ignoring unreadable shipped embeddings {path}: {error}",
+                      RuntimeWarning, stacklevel=3)
+        return None
+    stored_id = str(arrays.get("embedder_id", ""))
+    vectors = arrays.get("vectors")
+    if stored_id != embedder_id:
+        problem = f"written for embedder {stored_id!r}, not {embedder_id!r}"
+    elif vectors is None or vectors.ndim != 2 or vectors.shape[1] != dim:
+        problem = f"vectors have shape {None if vectors is None else vectors.shape}, dim {dim}"
+    elif not np.all(np.isfinite(vectors)):
+        problem = "non-finite values"
+    else:
+        return arrays
+    warnings.warn(f"dixit_lab: ignoring shipped embeddings {path}: {problem}", RuntimeWarning,
+                  stacklevel=3)
+    return None
+
+
+def _deck_parts(deck: Deck) -> list[str]:
+    return [part.strip() for part in deck.name.split("+")]
+
+
+def load_shipped_cards(embedder: Embedder, deck: Deck,
+                       root: Path | None = None) -> np.ndarray | None:
+    """The shipped (len(deck), dim) float32 card matrix, or None if there is none or it is
+    stale (with a warning). A mixed deck ``a+b`` is assembled from the files of ``a`` and ``b``."""
+    embedder_id, dim = embedder.id, embedder.dim
+    folder = shipped_folder(embedder_id, root)
+    rows: dict[str, tuple[bytes, np.ndarray]] = {}
+    paths = []
+    for part in _deck_parts(deck):
+        path = folder / f"deck-{part}.npz"
+        arrays = _read(path, embedder_id, dim)
+        if arrays is None:
+            return None
+        paths.append(path)
+        for card_id, digest, vector in zip(arrays["card_ids"].tolist(), arrays["card_hashes"],
+                                           arrays["vectors"], strict=True):
+            rows[str(card_id)] = (digest.tobytes(), vector)
+    try:
+        digests = _digests([card_content(embedder, card) for card in deck.cards])
+    except (OSError, ValueError):
+        return None
+    matrix = np.empty((len(deck), dim), dtype=np.float32)
+    for i, card in enumerate(deck.cards):
+        found = rows.get(card.id)
+        if found is None or found[0] != digests[i].tobytes():
+            reason = "is not in them" if found is None else "has changed since"
+            warnings.warn(f"dixit_lab: ignoring stale shipped embeddings "
+                          f"{', '.join(map(str, paths))}: card {card.id!r} {reason}; "
+                          "falling back to the cache or the model (regenerate with "
+                          f"`dixit-lab embed --deck {deck.name} ...`)", RuntimeWarning,
+                          stacklevel=2)
+            return None
+        matrix[i] = found[1]
+    return normalize_rows(matrix)
+
+
+def load_shipped_clues(embedder: Embedder, bank_name: str, texts: Sequence[str],
+                       root: Path | None = None) -> np.ndarray | None:
+    """The shipped (len(texts), dim) float32 clue matrix of bank ``bank_name``, or None if
+    there is none or it does not match ``texts`` exactly (with a warning)."""
+    embedder_id, dim = embedder.id, embedder.dim
+    path = shipped_folder(embedder_id, root) / f"clues-{bank_name}.npz"
+    arrays = _read(path, embedder_id, dim)
+    if arrays is None:
+        return None
+    digests = _digests([text.encode("utf-8") for text in texts])
+    stored = arrays.get("text_hashes")
+    if stored is None or stored.shape != digests.shape or not np.array_equal(stored, digests):
+        warnings.warn(f"dixit_lab: ignoring stale shipped embeddings {path}: the clue bank "
+                      f"{bank_name!r} has changed since; falling back to the cache or the model",
+                      RuntimeWarning, stacklevel=2)
+        return None
+    return normalize_rows(arrays["vectors"])
+
+
+def _write(path: Path, **arrays: np.ndarray) -> None:
+    from dixit_lab.embeddings.cache import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda handle: np.savez(handle, **arrays))
+
+
+def regenerate_shipped(deck: str, embedder: str | Embedder, clue_bank: str = "default",
+                       out_dir: Path | None = None) -> list[Path]:
+    """Compute (through the disk cache) and write the shipped files of one embedder for one
+    bundled deck and one clue bank. Returns the written paths."""
+    from dixit_lab.clues import ClueBank
+    from dixit_lab.embeddings.cache import cached_embed_cards, cached_embed_texts
+
+    model = make_embedder(embedder)
+    deck_obj = load_deck(deck)
+    bank = ClueBank.load(clue_bank)
+    folder = shipped_folder(model.id, out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "embedder.txt").write_text(model.id + "\n", encoding="utf-8")
+    written: list[Path] = []
+    cards: tuple[Card, ...] = deck_obj.cards
+    card_vectors = cached_embed_cards(model, cards, progress=True)
+    path = folder / f"deck-{deck_obj.name}.npz"
+    _write(path, embedder_id=np.asarray(model.id),
+           card_ids=np.asarray([card.id for card in cards]),
+           card_hashes=_digests([card_content(model, card) for card in cards]),
+           vectors=card_vectors.astype(np.float16))
+    written.append(path)
+    clue_vectors = cached_embed_texts(model, bank.texts, progress=True)
+    path = folder / f"clues-{bank.name}.npz"
+    _write(path, embedder_id=np.asarray(model.id),
+           text_hashes=_digests([text.encode("utf-8") for text in bank.texts]),
+           vectors=clue_vectors.astype(np.float16))
+    written.append(path)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Regenerate shipped embeddings.")
+    parser.add_argument("--deck", required=True, action="append",
+                        help="bundled deck name (repeatable)")
+    parser.add_argument("--embedder", required=True, help="embedder spec, e.g. conse")
+    parser.add_argument("--clues", default="default", help="clue bank name")
+    parser.add_argument("--out", type=Path, default=None, help="default: data/embeddings")
+    args = parser.parse_args(argv)
+    for deck in args.deck:
+        for path in regenerate_shipped(deck, args.embedder, args.clues, args.out):
+            print(path)
+
+
+if __name__ == "__main__":
+    main()

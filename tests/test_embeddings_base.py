@@ -1,0 +1,140 @@
+"""make_embedder: specs, dicts, validation errors; ids are stable and torch-free."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from dixit_lab.embeddings import (
+    EmbedderSpecError,
+    available_embedders,
+    embedder_parameters,
+    make_embedder,
+    register_embedder,
+)
+from dixit_lab.embeddings.clip import ClipEmbedder
+from dixit_lab.embeddings.conse import ConseEmbedder
+from dixit_lab.embeddings.text import TextEmbedder
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIXIT_LAB_CACHE", str(tmp_path / "cache"))
+
+
+def test_available() -> None:
+    assert {"clip", "conse", "text"} <= set(available_embedders())
+
+
+def test_spec_strings_and_dicts() -> None:
+    assert make_embedder("conse") == ConseEmbedder()
+    assert make_embedder("conse(top_k=5)").top_k == 5
+    clip = make_embedder("clip(model=ViT-B-32, pretrained=laion2b_s34b_b79k)")
+    assert isinstance(clip, ClipEmbedder)
+    assert (clip.model, clip.pretrained) == ("ViT-B-32", "laion2b_s34b_b79k")
+    same = make_embedder({"kind": "clip", "model": "ViT-B-32", "pretrained": "laion2b_s34b_b79k"})
+    assert same.id == clip.id
+    assert make_embedder({"kind": "clip", "pretrained": None}).pretrained is None
+    assert make_embedder("clip(pretrained=None)").pretrained is None
+    assert isinstance(make_embedder("text"), TextEmbedder)
+    embedder = ConseEmbedder(top_k=3)
+    assert make_embedder(embedder) is embedder
+
+
+def test_ids_name_every_vector_relevant_parameter() -> None:
+    ids = {make_embedder(spec).id for spec in (
+        "conse", "conse(top_k=5)", "text", "clip", "clip(model=RN50)",
+        "clip(pretrained=openai)", "clip(pretrained=None)", "clip(pretrained=None, seed=1)")}
+    assert len(ids) == 8
+    assert make_embedder("conse(batch_size=3)").id == make_embedder("conse").id
+    conse_id = make_embedder("conse").id
+    for part in ("efficientnet-lite0@57934424", "all-MiniLM-L6-v2@53aa5117", "top_k=10",
+                 "mean127-std128"):
+        assert part in conse_id
+    assert "random-init" in make_embedder("clip(pretrained=None)").id
+    assert make_embedder("clip").dim == 512
+    assert make_embedder("clip(model=RN50)").dim == 1024
+    assert make_embedder("conse").dim == make_embedder("text").dim == 384
+
+
+def test_checkpoint_id_uses_file_hash(tmp_path) -> None:
+    path = tmp_path / "weights.pt"
+    path.write_bytes(b"one")
+    first = make_embedder({"kind": "clip", "pretrained": str(path)}).id
+    path.write_bytes(b"two")
+    second = make_embedder({"kind": "clip", "pretrained": str(path)}).id
+    assert "sha256:" in first and first != second
+    with pytest.raises(EmbedderSpecError, match="does not exist"):
+        make_embedder(f"clip(pretrained={tmp_path / 'missing.pt'})")
+
+
+@pytest.mark.parametrize(("spec", "fragments"), [
+    ("nope", ["unknown embedder 'nope'", "clip", "conse", "text"]),
+    ({"kind": "nope"}, ["unknown embedder", "conse"]),
+    ({"model": "RN50"}, ["needs a 'kind'"]),
+    ("conse(k=3)", ["no parameter 'k'", "top_k", "batch_size"]),
+    ("conse(top_k=many)", ["'top_k' must be int", "many"]),
+    ("conse(top_k=0.5)", ["'top_k' must be int"]),
+    ("conse(top_k=true)", ["'top_k' must be int"]),
+    ("conse(top_k=0)", ["top_k must be in 1..1000"]),
+    ("conse(batch_size=0)", ["batch_size must be >= 1"]),
+    ("clip(model=NoSuchModel)", ["unknown open_clip model", "ViT-B-32"]),
+    ("clip(model=None)", ["'model' must be str"]),
+    ("conse(top_k=", ["bad embedder spec"]),
+    (3, ["expected an embedder spec"]),
+])
+def test_errors(spec, fragments) -> None:
+    with pytest.raises(EmbedderSpecError) as info:
+        make_embedder(spec)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_parameters_are_listed() -> None:
+    params = embedder_parameters("conse")
+    assert params["top_k"] == (int, 10)
+    assert "_state" not in params
+
+
+def test_register_custom_backend() -> None:
+    @register_embedder("constant-test")
+    @dataclass(frozen=True)
+    class Constant:
+        scale: float = 1.0
+
+        @property
+        def id(self) -> str:
+            return f"constant(scale={self.scale})"
+
+        @property
+        def dim(self) -> int:
+            return 2
+
+        def embed_images(self, cards):
+            return np.tile(np.float32([1, 0]), (len(cards), 1))
+
+        def embed_texts(self, texts):
+            return np.tile(np.float32([0, 1]), (len(texts), 1))
+
+    assert make_embedder("constant-test(scale=2)").scale == 2.0  # int accepted for float
+    assert "constant-test" in available_embedders()
+    with pytest.raises(TypeError):
+        register_embedder("bad")(object)
+
+
+def test_constructing_and_reading_ids_does_not_import_torch() -> None:
+    code = (
+        "import sys\n"
+        "from dixit_lab.embeddings import make_embedder, EmbeddingSpace\n"
+        "for spec in ('conse', 'text', 'clip', 'clip(pretrained=None)'):\n"
+        "    e = make_embedder(spec); e.id; e.dim\n"
+        "heavy = [m for m in ('torch', 'open_clip', 'sentence_transformers', 'transformers')\n"
+        "         if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
