@@ -192,9 +192,12 @@ def _records(paths: Iterable[str | Path]) -> Iterable[GameRecord]:
 
 
 def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
-                  temperature: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                  temperature: float, listeners: Sequence[str] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Features (rows, len(FEATURES)), outcomes (rows,), the analytic model's probability
-    (rows,), and the number of rounds skipped (clue outside the bank, no hand recorded)."""
+    (rows,), and the number of rounds skipped (clue outside the bank, no hand recorded).
+    With ``listeners``, only the votes of seats whose agent spec is one of them count."""
+    wanted = set(listeners) if listeners else None
     from dixit_lab.embeddings import get_space
 
     tables: dict[tuple[str, int, tuple[Any, ...]], FeatureTable] = {}
@@ -256,14 +259,21 @@ def _scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
 
 def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
                  clue_bank: str = "default", temperature: float = 0.05,
-                 regularization: float = 1.0) -> FittedListener:
+                 regularization: float = 1.0, listeners: Sequence[str] | None = None
+                 ) -> FittedListener:
     """Fit the listener model on the games found under ``paths`` (results folders or
-    ``games.jsonl`` files)."""
+    ``games.jsonl`` files), from the votes of every listener or of the agent specs given in
+    ``listeners`` only."""
     from sklearn.linear_model import LogisticRegression
 
     from dixit_lab.embeddings import make_embedder
 
-    x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature)
+    if listeners:
+        from dixit_lab.agent import make_agent
+
+        listeners = [make_agent(spec).spec for spec in listeners]
+    x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature,
+                                            listeners)
     if len(y) < 50 or y.min() == y.max():
         raise ValueError(f"not enough usable rounds to fit a listener model: {len(y)} listener "
                          f"votes ({skipped} rounds skipped: clue outside the bank or no hand "
@@ -279,6 +289,7 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
         "votes": len(y),
         "rounds_skipped": int(skipped),
         "sources": [str(p) for p in paths],
+        "listeners": list(listeners) if listeners else "all",
         "fitted": _scores(fitted_p, y),
         "analytic_model": _scores(analytic, y),
         "calibration_fitted": _calibration_table(fitted_p, y),

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 from dixit_lab.agent import AgentSpecError, agent_parameters, available_agents, get_agent_class
 
@@ -103,7 +104,8 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
     from dixit_lab.calibration import fit_listener
 
     fitted = fit_listener(args.results, embedder=args.embedder, clue_bank=args.clues,
-                          temperature=args.temperature, regularization=args.regularization)
+                          temperature=args.temperature, regularization=args.regularization,
+                          listeners=args.listener)
     path = fitted.save(args.out)
     info = fitted.info
     print(f"fitted on {info['votes']} listener votes ({info['rounds_skipped']} rounds skipped)")
@@ -113,6 +115,100 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
         print(f"{label:<16} {m['log_loss']:>9.4f} {m['brier']:>7.4f} {m['mean_predicted']:>7.3f} "
               f"{m['mean_observed']:>8.3f}")
     print(f"wrote {path}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import yaml
+
+    from dixit_lab.experiment import load_config
+    from dixit_lab.runner import run_experiment, run_sweep
+
+    config = load_config(args.config)
+    if config.sweep:
+        data = yaml.safe_load(open(args.config, encoding="utf-8"))
+        folder = run_sweep(data, args.config, args.out, executor=args.executor,
+                           workers=args.workers, show_progress=not args.quiet)
+        print(f"sweep of {len(config.sweep)} path(s) done: open {folder / 'report.md'}")
+        return 0
+    if config.tune and not args.quiet:
+        print("note: this config has a tune section; `dixit-lab tune` runs the search",
+              file=sys.stderr)
+    result = run_experiment(config, args.out, executor=args.executor, workers=args.workers,
+                            chunk_size=args.chunk_size, show_progress=not args.quiet)
+    rate = f"{result.games_per_second:.0f} games/s" if result.played else "nothing to play"
+    print(f"{config.name}: {result.games} games ({result.played} played this run, {rate}, "
+          f"{result.workers} worker(s), {result.wall_seconds:.1f} s)")
+    print(f"results: {result.folder}  (report: {result.folder / 'report.md'})")
+    _print_agents(result.folder)
+    return 0
+
+
+def _print_agents(folder: Path) -> None:
+    import pandas as pd
+
+    path = folder / "agents.csv"
+    if not path.is_file():
+        return
+    table = pd.read_csv(path)
+    columns = [c for c in ("player", "games", "win_share", "points_per_game",
+                           "storyteller_points_per_turn", "some_found_rate", "all_found_rate",
+                           "none_found_rate", "listener_accuracy") if c in table.columns]
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(table[columns].round(3).to_string(index=False))
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from dixit_lab.replay import replay_folder
+
+    compared, difference = replay_folder(args.folder, executor=args.executor,
+                                         workers=args.workers, show_progress=not args.quiet)
+    if difference is not None:
+        print(f"DIFFERENT after {compared} game(s): {difference}")
+        return 1
+    print(f"identical: {compared} games replayed byte for byte")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from dixit_lab.outputs import write_outputs
+    from dixit_lab.report import write_sweep_report
+
+    folder = Path(args.folder)
+    if (folder / "sweep.csv").is_file():
+        path = write_sweep_report(folder)
+    else:
+        write_outputs(folder)
+        path = folder / "report.md"
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from dixit_lab.cards import DeckError, load_deck
+    from dixit_lab.records import read_jsonl
+    from dixit_lab.report import show_game
+
+    path = Path(args.folder)
+    path = path / "games.jsonl" if path.is_dir() else path
+    for index, record in enumerate(read_jsonl(path)):
+        if record.meta.get("game", index) == args.game:
+            try:
+                deck = load_deck(record.deck)
+            except DeckError:
+                deck = None
+            print(show_game(record, deck))
+            return 0
+    raise CliError(f"{path} has no game {args.game}")
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    from dixit_lab.embeddings import regenerate_shipped
+
+    for deck in args.deck:
+        out = Path(args.out) if args.out else None
+        for path in regenerate_shipped(deck, args.embedder, args.clues, out):
+            print(f"wrote {path}")
     return 0
 
 
@@ -143,9 +239,47 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--clues", default="default", help="the clue bank the games used")
     fit.add_argument("--temperature", type=float, default=0.05,
                      help="temperature of the analytic model used as a feature")
+    fit.add_argument("--listener", action="append",
+                     help="learn from the votes of this agent spec only (repeatable; "
+                          "default: every listener)")
     fit.add_argument("--regularization", type=float, default=1.0,
                      help="inverse L2 strength of the logistic regression (C)")
     fit.set_defaults(func=cmd_fit_listener)
+
+    run = sub.add_parser("run", help="run an experiment config into a results folder")
+    run.add_argument("config", help="experiment YAML (see experiments/)")
+    run.add_argument("--out", help="results folder (default: the config's out, or "
+                                   "results/<name>)")
+    run.add_argument("--executor", choices=["local", "process"],
+                     help="override the config's executor")
+    run.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    run.add_argument("--chunk-size", type=int, help="games per chunk sent to a worker")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=cmd_run)
+
+    rep = sub.add_parser("replay", help="re-play every game of a results folder and compare")
+    rep.add_argument("folder")
+    rep.add_argument("--executor", choices=["local", "process"], default="process")
+    rep.add_argument("--workers", type=int)
+    rep.add_argument("--quiet", action="store_true")
+    rep.set_defaults(func=cmd_replay)
+
+    report = sub.add_parser("report", help="rebuild the tables and report of a results folder")
+    report.add_argument("folder")
+    report.set_defaults(func=cmd_report)
+
+    show = sub.add_parser("show", help="print one game round by round")
+    show.add_argument("folder", help="results folder or games.jsonl")
+    show.add_argument("--game", type=int, default=0)
+    show.set_defaults(func=cmd_show)
+
+    embed = sub.add_parser("embed", help="(re)compute the shipped embeddings of a deck")
+    embed.add_argument("--deck", action="append", required=True,
+                       help="deck name (repeat for several)")
+    embed.add_argument("--embedder", default="conse")
+    embed.add_argument("--clues", default="default")
+    embed.add_argument("--out", help="folder (default: data/embeddings)")
+    embed.set_defaults(func=cmd_embed)
 
     ag = sub.add_parser("agents", help="list the registered agents and their parameters")
     ag.set_defaults(func=cmd_agents)
@@ -157,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (CliError, AgentSpecError, ValueError, FileNotFoundError) as error:
+    except (CliError, AgentSpecError, ValueError, FileNotFoundError, RuntimeError) as error:
         print(f"dixit-lab {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,0 +1,56 @@
+"""Executors: play chunks of games in this process or in a pool of worker processes.
+
+Chunks come back as they finish (in any order); every game is determined by its spec, so the
+records do not depend on the executor or the number of workers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+from dixit_lab.tournament import GameSpec, TableSetup, play_chunk
+
+__all__ = ["available_workers", "chunked", "run_chunks"]
+
+
+def available_workers() -> int:
+    """Cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def chunked(specs: list[GameSpec], size: int) -> list[list[GameSpec]]:
+    return [specs[i:i + size] for i in range(0, len(specs), size)]
+
+
+def run_chunks(setup: TableSetup, chunks: list[list[GameSpec]], kind: str = "process",
+               workers: int | None = None) -> Iterator[list[tuple[int, str]]]:
+    """Yield each chunk's (game index, JSON line) pairs as soon as the chunk is done."""
+    if kind == "local" or not chunks:
+        for chunk in chunks:
+            yield play_chunk(setup, chunk)
+        return
+    if kind != "process":
+        raise ValueError(f"unknown executor {kind!r}; allowed: local, process")
+    count = min(workers or available_workers(), len(chunks))
+    if count <= 1:
+        yield from run_chunks(setup, chunks, "local")
+        return
+    with ProcessPoolExecutor(max_workers=count) as pool:
+        pending: set[Future[list[tuple[int, str]]]] = set()
+        queue = iter(chunks)
+        for chunk in queue:  # keep a few chunks in flight per worker, not all of them
+            pending.add(pool.submit(play_chunk, setup, chunk))
+            if len(pending) >= 2 * count:
+                break
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+                chunk = next(queue, None)
+                if chunk is not None:
+                    pending.add(pool.submit(play_chunk, setup, chunk))

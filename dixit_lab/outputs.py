@@ -1,0 +1,70 @@
+"""The tables of a results folder: rounds.parquet, agents.csv, ratings.csv, summary.json and
+the report, all computed from games.jsonl (so ``dixit-lab report DIR`` can rebuild them)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dixit_lab.files import atomic_write, atomic_write_text
+from dixit_lab.records import read_jsonl
+
+__all__ = ["write_outputs"]
+
+
+def _seed(folder: Path) -> int:
+    try:
+        header = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8")) or {}
+        return int(header.get("experiment", {}).get("seed", 0))
+    except (OSError, yaml.YAMLError, ValueError):
+        return 0
+
+
+def write_outputs(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -> None:
+    """Compute and write every table and the report from ``folder/games.jsonl``.
+
+    ``run`` (a :class:`~dixit_lab.runner.RunResult`) adds timing to summary.json; without it
+    the timing of an earlier summary.json is kept.
+    """
+    from dixit_lab.metrics import agent_table, rounds_frame, summary_stats
+    from dixit_lab.ratings import games_from_records, ratings_table
+    from dixit_lab.report import write_report
+
+    folder = Path(folder)
+    games_path = folder / "games.jsonl"
+    if not games_path.is_file():
+        raise FileNotFoundError(f"{folder} has no games.jsonl: is it a results folder?")
+    records = list(read_jsonl(games_path))
+    if not records:
+        raise ValueError(f"{games_path} holds no games")
+
+    rounds = rounds_frame(records)
+    atomic_write(folder / "rounds.parquet", lambda tmp: rounds.to_parquet(tmp, index=False))
+    agents = agent_table(records)
+    atomic_write_text(folder / "agents.csv", agents.to_csv(index=False))
+    games = games_from_records(records)
+    if len({name for players, _ in games for name in players}) > 1:
+        ratings = ratings_table(games, bootstrap=bootstrap, seed=_seed(folder))
+        atomic_write_text(folder / "ratings.csv", ratings.to_csv(index=False))
+
+    summary: dict[str, Any] = {}
+    old = folder / "summary.json"
+    if old.is_file():
+        summary = json.loads(old.read_text(encoding="utf-8"))
+    summary.update(summary_stats(records))
+    if run is not None:
+        summary.update({
+            "wall_seconds": round(run.wall_seconds, 3),
+            "games_played_this_run": run.played,
+            "games_per_second": (round(run.games_per_second, 1)
+                                 if run.played else summary.get("games_per_second")),
+            "workers": run.workers,
+        })
+    buffer = io.StringIO()
+    json.dump(summary, buffer, indent=2, sort_keys=True, default=str)
+    atomic_write_text(old, buffer.getvalue() + "\n")
+    write_report(folder)

@@ -1,0 +1,88 @@
+"""Replay a results folder: play every game again from its config and seeds and compare."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dixit_lab.executors import chunked, run_chunks
+from dixit_lab.experiment import ConfigError, parse_config
+from dixit_lab.progress import progress
+
+__all__ = ["Difference", "first_difference", "replay_folder"]
+
+
+@dataclass(frozen=True)
+class Difference:
+    game: int
+    round: int | None
+    field: str
+    recorded: Any
+    replayed: Any
+
+    def __str__(self) -> str:
+        where = f"game {self.game}" + (f", round {self.round}" if self.round is not None else "")
+        return (f"{where}, field {self.field}: recorded {self.recorded!r}, replayed "
+                f"{self.replayed!r}")
+
+
+def first_difference(game: int, recorded: dict[str, Any], replayed: dict[str, Any]
+                     ) -> Difference | None:
+    """The first field where two game records differ (rounds compared field by field)."""
+    for key in dict.fromkeys([*recorded, *replayed]):
+        a, b = recorded.get(key), replayed.get(key)
+        if a == b:
+            continue
+        if key == "rounds" and isinstance(a, list) and isinstance(b, list):
+            for index, (ra, rb) in enumerate(zip(a, b, strict=False)):
+                for field in dict.fromkeys([*ra, *rb]):
+                    if ra.get(field) != rb.get(field):
+                        return Difference(game, index, field, ra.get(field), rb.get(field))
+            return Difference(game, min(len(a), len(b)), "rounds (count)", len(a), len(b))
+        return Difference(game, None, key, a, b)
+    return None
+
+
+def replay_folder(folder: str | Path, *, executor: str = "process", workers: int | None = None,
+                  show_progress: bool = True) -> tuple[int, Difference | None]:
+    """Replay every game of ``folder``; returns (games compared, first difference or None)."""
+    folder = Path(folder)
+    config_path, games_path = folder / "config.yaml", folder / "games.jsonl"
+    for path in (config_path, games_path):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing: is {folder} a results folder?")
+    header = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+    data = dict(header.get("experiment") or {})
+    if not data:
+        raise ConfigError(f"{config_path}: no 'experiment' section")
+    for entry in data.get("players", []):
+        entry.pop("spec", None)
+    data.get("rules", {}).pop("resolved", None)
+    config = parse_config(data, str(config_path))
+    from dixit_lab.runner import game_specs, table_setup
+
+    recorded = games_path.read_text(encoding="utf-8").splitlines()
+    specs = game_specs(config)
+    if len(recorded) != len(specs):
+        return len(recorded), Difference(-1, None, "number of games", len(recorded), len(specs))
+    setup = table_setup(config)
+    compared = 0
+    with progress(total=len(specs), desc="replay", unit="game",
+                  disable_all=not show_progress) as bar:
+        replayed: dict[int, str] = {}
+        for results in run_chunks(setup, chunked(specs, config.executor.chunk_size), executor,
+                                  workers):
+            for index, line in results:
+                replayed[index] = line
+            bar.update(len(results))
+    for index, line in enumerate(recorded):
+        compared += 1
+        if line != replayed[index]:
+            found = first_difference(index, json.loads(line), json.loads(replayed[index]))
+            return compared, found or Difference(index, None, "(bytes)", line[:80],
+                                                 replayed[index][:80])
+    return compared, None

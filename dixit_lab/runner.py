@@ -1,0 +1,204 @@
+"""Run an experiment into a results folder: atomically, resumably, on any executor.
+
+Finished chunks of games are written to ``parts/`` as they come back (each file written to a
+temporary name and renamed, so a file is either whole or absent). Rerunning the same config
+into the same folder plays only the games that are missing. When every game is there, the
+parts are merged in game order into ``games.jsonl`` and the tables, ratings and report are
+written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dixit_lab.executors import available_workers, chunked, run_chunks
+from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
+from dixit_lab.files import atomic_write_text
+from dixit_lab.progress import progress
+from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
+
+__all__ = ["RunResult", "run_experiment", "run_sweep", "table_setup"]
+
+_IGNORED_FOR_RESUME = ("executor", "out", "description")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    folder: Path
+    games: int
+    played: int
+    wall_seconds: float
+    workers: int
+
+    @property
+    def games_per_second(self) -> float:
+        return self.played / self.wall_seconds if self.wall_seconds > 0 else float("nan")
+
+
+def git_commit() -> str | None:
+    """The commit of the checkout the package runs from, with ``-dirty`` if it has changes."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("-dirty" if dirty.strip() else "")
+
+
+def table_setup(config: ExperimentConfig) -> TableSetup:
+    seats = config.seats()
+    return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
+                      names=tuple(name for name, _ in seats),
+                      specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal)
+
+
+def game_specs(config: ExperimentConfig) -> list[GameSpec]:
+    return schedule_games(config.schedule.kind, len(config.seats()), config.table_size,
+                          config.games, config.seed)
+
+
+def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in resolved.items() if k not in _IGNORED_FOR_RESUME}
+
+
+def _check_same_experiment(folder: Path, resolved: dict[str, Any]) -> None:
+    existing = folder / "config.yaml"
+    if not existing.exists():
+        return
+    try:
+        old = yaml.safe_load(existing.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError:
+        raise ConfigError(f"{existing} is not valid YAML; delete the folder or choose "
+                          f"another --out") from None
+    old_identity = _identity(old.get("experiment", {}))
+    new_identity = _identity(resolved)
+    if old_identity != new_identity:
+        changed = sorted(k for k in set(old_identity) | set(new_identity)
+                         if old_identity.get(k) != new_identity.get(k))
+        raise ConfigError(f"{folder} holds the results of a different experiment (changed: "
+                          f"{', '.join(changed)}); choose another --out, or delete the folder "
+                          f"to start again")
+
+
+def _read_done(folder: Path, expected: int) -> dict[int, str]:
+    """Game index -> JSON line, from games.jsonl and the parts of an interrupted run."""
+    done: dict[int, str] = {}
+    sources = [folder / "games.jsonl", *sorted((folder / "parts").glob("*.jsonl"))]
+    for path in sources:
+        if not path.is_file():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                index = int(json.loads(line)["meta"]["game"])
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                raise ConfigError(f"{path}, line {number}: not a game record of this runner; "
+                                  f"delete the file to replay those games") from None
+            if 0 <= index < expected:
+                done[index] = line
+    return done
+
+
+def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
+                   executor: str | None = None, workers: int | None = None,
+                   chunk_size: int | None = None, show_progress: bool = True,
+                   write_outputs: bool = True) -> RunResult:
+    """Play every game of ``config`` that is not in the results folder yet, then write the
+    tables, ratings and report. A config with a ``sweep`` runs each point in a sub-folder."""
+    if config.sweep:
+        raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
+    folder = Path(out) if out is not None else config.results_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    resolved = config.resolved()
+    _check_same_experiment(folder, resolved)
+    from dixit_lab import __version__
+
+    kind = executor or config.executor.kind
+    count = workers or config.executor.workers or (available_workers() if kind == "process"
+                                                   else 1)
+    header = {"experiment": resolved, "dixit_lab_version": __version__,
+              "git_commit": git_commit(), "python": sys.version.split()[0]}
+    atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
+
+    specs = game_specs(config)
+    done = _read_done(folder, len(specs))
+    missing = [spec for spec in specs if spec.index not in done]
+    setup = table_setup(config)
+    parts = folder / "parts"
+    start = time.perf_counter()
+    played = 0
+    if missing:
+        parts.mkdir(exist_ok=True)
+        chunks = chunked(missing, chunk_size or config.executor.chunk_size)
+        bar = progress(total=len(specs), desc=config.name, unit="game",
+                       initial=len(specs) - len(missing), disable_all=not show_progress)
+        try:
+            with bar:
+                for results in run_chunks(setup, chunks, kind, count):
+                    first, last = results[0][0], results[-1][0]
+                    text = "".join(line + "\n" for _, line in results)
+                    atomic_write_text(parts / f"games-{first:07d}-{last:07d}.jsonl", text)
+                    for index, line in results:
+                        done[index] = line
+                    played += len(results)
+                    bar.update(len(results))
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: {len(done)} of {len(specs)} games are saved in {folder}; "
+                  f"run the same command again to play the rest", file=sys.stderr)
+            raise
+    wall = time.perf_counter() - start
+    lines = "".join(done[index] + "\n" for index in range(len(specs)))
+    atomic_write_text(folder / "games.jsonl", lines)
+    if parts.is_dir():
+        for path in parts.glob("*.jsonl"):
+            path.unlink()
+        parts.rmdir()
+    result = RunResult(folder, len(specs), played, wall, count if kind == "process" else 1)
+    if write_outputs:
+        from dixit_lab.outputs import write_outputs as write_all
+
+        write_all(folder, config, result)
+    return result
+
+
+def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, *,
+              executor: str | None = None, workers: int | None = None,
+              show_progress: bool = True) -> Path:
+    """Run every point of a config's ``sweep`` into ``out/points/<k>`` and join the reports."""
+    import csv
+    import io
+
+    points = list(expand_sweep(data, source))
+    base = points[0][2]
+    folder = Path(out) if out is not None else base.results_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = list(data["sweep"])
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["point", *paths, "folder"])
+    for index, settings, config in points:
+        sub = folder / "points" / f"{index:03d}"
+        label = ", ".join(f"{k}={v}" for k, v in settings.items())
+        if show_progress:
+            print(f"sweep point {index + 1}/{len(points)}: {label}", file=sys.stderr)
+        run_experiment(config, sub, executor=executor, workers=workers,
+                       show_progress=show_progress)
+        writer.writerow([index, *[settings[p] for p in paths], os.path.relpath(sub, folder)])
+    atomic_write_text(folder / "sweep.csv", buffer.getvalue())
+    from dixit_lab.report import write_sweep_report
+
+    write_sweep_report(folder)
+    return folder

@@ -1,0 +1,125 @@
+"""Tournament schedules and the plan of every game: who sits where, and from which seed.
+
+A schedule turns a config into :class:`GameSpec` s. Every game is fully determined by its
+spec, so games can be played in any order, on any number of workers, and give the same
+records. :func:`play_chunk` plays a list of specs in one process and returns their JSON lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dixit_lab.agent import Agent, make_agent
+from dixit_lab.cards import load_deck
+from dixit_lab.game import play_game
+from dixit_lab.rules import RuleSet
+from dixit_lab.seeding import game_seed
+
+__all__ = ["GameFailed", "GameSpec", "TableSetup", "play_chunk", "schedule_games"]
+
+
+class GameFailed(RuntimeError):
+    """A game of a tournament could not be played; the message names the game."""
+
+_SCHEDULE_STREAM = 0x5C4ED  # spawn key of the stream that samples tables (apart from games)
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One game of a tournament: its index, the pool seats at each table seat, and the index
+    of the deal (its ``SeedSequence`` is ``game_seed(experiment seed, deal)``)."""
+
+    index: int
+    seats: tuple[int, ...]
+    deal: int
+
+
+@dataclass(frozen=True)
+class TableSetup:
+    """What a worker needs to play games: plain, picklable values."""
+
+    seed: int
+    rules: RuleSet
+    deck: str
+    names: tuple[str, ...]   # by pool seat
+    specs: tuple[str, ...]   # by pool seat
+    on_illegal: str
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (self.rules, self.deck, self.specs, self.on_illegal)
+
+
+def schedule_games(kind: str, pool: int, table_size: int, games: int, seed: int
+                   ) -> list[GameSpec]:
+    """The specs of ``games`` games of a ``rotation``, ``duplicate`` or ``sampled`` schedule
+    over a pool of ``pool`` seats."""
+    if kind in ("rotation", "duplicate"):
+        if pool != table_size:
+            raise ValueError(f"a {kind} schedule needs the pool ({pool}) to fill the table "
+                             f"({table_size})")
+        specs = []
+        for index in range(games):
+            shift = index % table_size
+            seats = tuple((seat + shift) % table_size for seat in range(table_size))
+            deal = index if kind == "rotation" else index // table_size
+            specs.append(GameSpec(index, seats, deal))
+        return specs
+    if kind == "sampled":
+        if pool < table_size:
+            raise ValueError(f"cannot seat {table_size} players from a pool of {pool}")
+        rng = np.random.Generator(np.random.PCG64(
+            np.random.SeedSequence(seed, spawn_key=(_SCHEDULE_STREAM,))))
+        return [GameSpec(index, tuple(int(s) for s in rng.permutation(pool)[:table_size]), index)
+                for index in range(games)]
+    raise ValueError(f"unknown schedule {kind!r}; allowed: rotation, duplicate, sampled")
+
+
+class _AgentPool:
+    """Agent instances reused across the games a worker plays (one per spec and occurrence).
+    Agents must not carry anything from one game to the next (``begin_game`` resets them);
+    ``tests/test_agent_conformance.py`` checks the built-ins."""
+
+    def __init__(self) -> None:
+        self.key: tuple[Any, ...] | None = None
+        self.instances: dict[tuple[str, int], Agent] = {}
+
+    def table(self, setup: TableSetup, seats: tuple[int, ...]) -> list[Agent]:
+        if setup.key != self.key:
+            self.key, self.instances = setup.key, {}
+        seen: dict[str, int] = {}
+        agents = []
+        for seat in seats:
+            spec = setup.specs[seat]
+            occurrence = seen.get(spec, 0)
+            seen[spec] = occurrence + 1
+            agent = self.instances.get((spec, occurrence))
+            if agent is None:
+                agent = self.instances[(spec, occurrence)] = make_agent(spec)
+            agents.append(agent)
+        return agents
+
+
+_POOL = _AgentPool()
+
+
+def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
+    """Play the games of ``chunk`` and return (game index, JSON line) pairs."""
+    deck = load_deck(setup.deck)
+    out = []
+    for spec in chunk:
+        agents = _POOL.table(setup, spec.seats)
+        meta = {"game": spec.index, "deal": spec.deal,
+                "players": [setup.names[s] for s in spec.seats]}
+        try:
+            record = play_game(agents, setup.rules, deck, game_seed(setup.seed, spec.deal),
+                               on_illegal=setup.on_illegal,  # type: ignore[arg-type]
+                               meta=meta)
+        except Exception as error:
+            raise GameFailed(f"game {spec.index} (players {meta['players']}): "
+                             f"{type(error).__name__}: {error}") from None
+        out.append((spec.index, record.to_json()))
+    return out
