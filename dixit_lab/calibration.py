@@ -196,7 +196,8 @@ def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Features (rows, len(FEATURES)), outcomes (rows,), the analytic model's probability
     (rows,), and the number of rounds skipped (clue outside the bank, no hand recorded).
-    With ``listeners``, only the votes of seats whose agent spec is one of them count."""
+    With ``listeners``, only the votes of seats whose player name, agent spec or agent name
+    (``softmax`` for ``softmax(temperature=0.1)``) is one of them count."""
     wanted = set(listeners) if listeners else None
     from dixit_lab.embeddings import get_space
 
@@ -226,8 +227,12 @@ def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
             vector = [float(values[name][row]) for name in FEATURES]
             target = rnd.display.index(rnd.storyteller_card)
             p = float(table.model.find[rnd.storyteller_card, clue])
-            for _seat, vote in enumerate(rnd.votes):
+            names = record.meta.get("players") or record.agents
+            for seat, vote in enumerate(rnd.votes):
                 if vote is None:
+                    continue
+                if wanted is not None and not wanted & {names[seat], record.agents[seat],
+                                                        record.agents[seat].split("(")[0]}:
                     continue
                 features.append(vector)
                 outcomes.append(float(vote == target))
@@ -268,10 +273,6 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
 
     from dixit_lab.embeddings import make_embedder
 
-    if listeners:
-        from dixit_lab.agent import make_agent
-
-        listeners = [make_agent(spec).spec for spec in listeners]
     x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature,
                                             listeners)
     if len(y) < 50 or y.min() == y.max():

@@ -126,7 +126,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     if config.sweep:
-        data = yaml.safe_load(open(args.config, encoding="utf-8"))
+        data = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
         folder = run_sweep(data, args.config, args.out, executor=args.executor,
                            workers=args.workers, show_progress=not args.quiet)
         print(f"sweep of {len(config.sweep)} path(s) done: open {folder / 'report.md'}")
@@ -240,8 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--temperature", type=float, default=0.05,
                      help="temperature of the analytic model used as a feature")
     fit.add_argument("--listener", action="append",
-                     help="learn from the votes of this agent spec only (repeatable; "
-                          "default: every listener)")
+                     help="learn from the votes of this player name, agent spec or agent "
+                          "name only (repeatable; default: every listener)")
     fit.add_argument("--regularization", type=float, default=1.0,
                      help="inverse L2 strength of the logistic regression (C)")
     fit.set_defaults(func=cmd_fit_listener)
