@@ -1,0 +1,515 @@
+"""Ratings of players from finished games: OpenSkill and a batch Bradley–Terry fit.
+
+Everything here takes a sequence of *games*; a game is a pair ``(players, scores)``:
+
+* ``players`` - a tuple of player names, one per seat. The same name may sit in several seats of
+  one game (four copies of a ``"softmax"`` listener, say). Each seat is then a separate
+  competitor *instance* of that name, but every instance shares the name's single rating.
+* ``scores`` - the final scores, one per seat. A higher score is a better finish; equal scores
+  are a tie in rank.
+
+:func:`games_from_records` builds games from :class:`~dixit_lab.records.GameRecord` objects.
+
+Two ratings are provided, because they answer different questions:
+
+:func:`openskill_ratings`
+    The OpenSkill (Weng–Lin) online Bayesian rating: each game updates a Gaussian belief
+    ``N(mu, sigma²)`` per name, in the order the games are given. Cheap, incremental, and the
+    usual choice for a leaderboard - but the result depends on the order of the games.
+
+:func:`plackett_luce`
+    A batch maximum-a-posteriori fit of one log-strength per name from *all* games at once,
+    which does not depend on game order, with bootstrap confidence intervals. Strengths are on
+    the Plackett–Luce / Bradley–Terry log scale: ``win_probability`` turns a difference of
+    strengths into the probability that one name finishes above another.
+
+:func:`ratings_table` joins both into the table that is written to ``ratings.csv``.
+
+Randomness: the only random draws (the bootstrap) come from a ``numpy.random.Generator`` built
+from an explicit ``seed`` argument, so the same input and seed give an identical result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from scipy.special import expit, log_expit
+
+if TYPE_CHECKING:
+    from dixit_lab.records import GameRecord
+
+__all__ = [
+    "Game",
+    "games_from_records",
+    "openskill_ratings",
+    "plackett_luce",
+    "ratings_table",
+    "win_probability",
+]
+
+Game = tuple[tuple[str, ...], tuple[float, ...]]
+"""One game: player names by seat and final scores by seat."""
+
+OPENSKILL_MODELS: tuple[str, ...] = (
+    "PlackettLuce",
+    "BradleyTerryFull",
+    "BradleyTerryPart",
+    "ThurstoneMostellerFull",
+    "ThurstoneMostellerPart",
+)
+
+# --------------------------------------------------------------------------------------------
+# Input
+# --------------------------------------------------------------------------------------------
+
+
+def games_from_records(
+    records: Iterable[GameRecord],
+    names_by_seat: Callable[[GameRecord], Sequence[str]] | Sequence[Sequence[str]] | None = None,
+) -> list[Game]:
+    """Turn game records into ``(players, scores)`` games.
+
+    Args:
+        records: the games, e.g. from :func:`dixit_lab.records.read_jsonl`.
+        names_by_seat: how to name the player in each seat. ``None`` (the default) uses
+            ``record.meta["players"]`` when the record has it, else ``record.agents`` (the agent
+            spec of each seat). A callable is called with each record and returns its names by
+            seat; a sequence gives the names by seat of each record, in the same order as
+            ``records``.
+
+    Returns:
+        One ``(players, scores)`` pair per record, with ``scores = record.final_scores``.
+
+    Raises:
+        ValueError: if a record's names do not have one entry per seat, or a sequence of names
+            does not have one entry per record.
+    """
+    records = list(records)
+    if names_by_seat is not None and not callable(names_by_seat) and len(names_by_seat) != len(
+        records
+    ):
+        raise ValueError(
+            f"names_by_seat has {len(names_by_seat)} entries but there are {len(records)} records"
+        )
+    games: list[Game] = []
+    for index, record in enumerate(records):
+        if names_by_seat is None:
+            names = record.meta.get("players") or record.agents
+        elif callable(names_by_seat):
+            names = names_by_seat(record)
+        else:
+            names = names_by_seat[index]
+        players = tuple(str(name) for name in names)
+        if len(players) != len(record.final_scores):
+            raise ValueError(
+                f"record {index}: {len(players)} player names for {len(record.final_scores)} "
+                "seats"
+            )
+        games.append((players, tuple(float(score) for score in record.final_scores)))
+    return games
+
+
+def _check_games(games: Iterable[tuple[Sequence[str], Sequence[float]]]) -> list[Game]:
+    """Validate games and return them as tuples; raise ``ValueError`` on bad input."""
+    checked: list[Game] = []
+    for index, game in enumerate(games):
+        players, scores = game
+        players = tuple(str(name) for name in players)
+        scores = tuple(float(score) for score in scores)
+        if len(players) != len(scores):
+            raise ValueError(f"game {index}: {len(players)} players but {len(scores)} scores")
+        if len(players) < 2:
+            raise ValueError(f"game {index}: a game needs at least two seats")
+        if not all(np.isfinite(scores)):
+            raise ValueError(f"game {index}: scores must be finite numbers")
+        checked.append((players, scores))
+    if not checked:
+        raise ValueError("no games given: ratings need at least one game")
+    return checked
+
+
+def _games_played(games: Sequence[Game]) -> dict[str, int]:
+    """Number of games each name sat in (a game counts once however many seats it took)."""
+    counts: dict[str, int] = {}
+    for players, _ in games:
+        for name in set(players):
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _competition_ranks(scores: Sequence[float]) -> list[int]:
+    """1-based ranks, best first, ties sharing a rank: scores (5, 7, 5, 2) -> (2, 1, 2, 4)."""
+    return [1 + sum(other > score for other in scores) for score in scores]
+
+
+# --------------------------------------------------------------------------------------------
+# OpenSkill
+# --------------------------------------------------------------------------------------------
+
+
+def openskill_ratings(
+    games: Iterable[tuple[Sequence[str], Sequence[float]]],
+    *,
+    model: str = "PlackettLuce",
+    **model_options: Any,
+) -> pd.DataFrame:
+    """Rate names with OpenSkill, one game after another in the order given.
+
+    Each name starts at the model's prior, ``N(mu=25, sigma=25/3)`` by default. For every game,
+    each seat is a "team of one"; seats are ranked by their final score (equal scores are a
+    tie). OpenSkill then gives a posterior ``(mu, sigma)`` per seat.
+
+    **A name in several seats.** Its seats enter the update as separate teams, each starting
+    from the name's current rating, and the name's new rating is the *average* of its seats'
+    posteriors (``mu`` and ``sigma`` averaged separately). Averaging - rather than applying
+    every seat's change in turn - keeps one game from moving a name further just because it
+    held more seats. A game whose seats all belong to one name carries no information about
+    ratings and leaves them unchanged (it still counts in ``games``).
+
+    **Order matters.** OpenSkill is an online filter: each update uses the ratings as they stand
+    after all earlier games, and ``sigma`` is inflated by ``tau`` at each game, so recent games
+    weigh more. Shuffling the same games gives (slightly) different ratings. The order given is
+    processed deterministically; use :func:`plackett_luce` for an order-free estimate.
+
+    Args:
+        games: ``(players, scores)`` pairs, see the module docstring.
+        model: name of an ``openskill.models`` class: ``"PlackettLuce"`` (default),
+            ``"BradleyTerryFull"``, ``"BradleyTerryPart"``, ``"ThurstoneMostellerFull"`` or
+            ``"ThurstoneMostellerPart"``.
+        **model_options: passed to the model's constructor (``mu``, ``sigma``, ``beta``,
+            ``tau``, ...).
+
+    Returns:
+        A DataFrame with columns ``player, mu, sigma, ordinal, games``, one row per name, sorted
+        by ``ordinal`` (``mu - 3 * sigma``, a conservative skill estimate) descending.
+
+    Raises:
+        ValueError: on empty or malformed games, or an unknown ``model``.
+    """
+    from openskill import models as openskill_models
+
+    if model not in OPENSKILL_MODELS:
+        raise ValueError(f"unknown OpenSkill model {model!r}; choose one of {OPENSKILL_MODELS}")
+    checked = _check_games(games)
+    rater = getattr(openskill_models, model)(**model_options)
+
+    ratings: dict[str, tuple[float, float]] = {}
+    prior = rater.rating()
+    for players, scores in checked:
+        for name in players:
+            ratings.setdefault(name, (prior.mu, prior.sigma))
+        if len(set(players)) < 2:
+            continue
+        teams = [[rater.rating(mu=ratings[name][0], sigma=ratings[name][1])] for name in players]
+        posterior = rater.rate(teams, ranks=_competition_ranks(scores))
+        by_name: dict[str, list[tuple[float, float]]] = {}
+        for name, (seat,) in zip(players, posterior, strict=True):
+            by_name.setdefault(name, []).append((seat.mu, seat.sigma))
+        for name, seats in by_name.items():
+            ratings[name] = (
+                float(np.mean([mu for mu, _ in seats])),
+                float(np.mean([sigma for _, sigma in seats])),
+            )
+
+    played = _games_played(checked)
+    rows = [
+        {"player": name, "mu": mu, "sigma": sigma, "ordinal": mu - 3.0 * sigma,
+         "games": played[name]}
+        for name, (mu, sigma) in ratings.items()
+    ]
+    frame = pd.DataFrame(rows, columns=["player", "mu", "sigma", "ordinal", "games"])
+    return frame.sort_values(["ordinal", "player"], ascending=[False, True], ignore_index=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Batch Bradley–Terry (pairwise Plackett–Luce) fit
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Comparisons:
+    """All games reduced to sparse per-game pairwise win counts.
+
+    ``wins`` has one row per game and one column per ordered pair of names ``(i, j)`` (column
+    ``i * n_names + j``): how often, in that game, a seat of ``i`` finished above a seat of
+    ``j`` (a tie counts one half for each). ``present`` marks which names sat in which game.
+    """
+
+    names: tuple[str, ...]
+    wins: sparse.csr_matrix
+    present: sparse.csr_matrix
+
+
+def _comparisons(games: Sequence[Game]) -> _Comparisons:
+    """Build the per-game win-count matrix, vectorised over games with the same seat count."""
+    names = tuple(sorted({name for players, _ in games for name in players}))
+    index = {name: i for i, name in enumerate(names)}
+    n_names = len(names)
+    by_size: dict[int, list[int]] = {}
+    for g, (players, _) in enumerate(games):
+        by_size.setdefault(len(players), []).append(g)
+
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    for size, game_ids in by_size.items():
+        ids = np.asarray(game_ids)
+        seat_names = np.array([[index[name] for name in games[g][0]] for g in game_ids])
+        seat_scores = np.array([games[g][1] for g in game_ids], dtype=float)
+        for a in range(size):
+            for b in range(a + 1, size):
+                name_a, name_b = seat_names[:, a], seat_names[:, b]
+                differ = name_a != name_b  # a name compared with itself says nothing
+                diff = np.sign(seat_scores[:, a] - seat_scores[:, b])[differ]
+                a_share = 0.5 * (1.0 + diff)  # 1 if a won, 0 if b won, 0.5 for a tie
+                g, na, nb = ids[differ], name_a[differ], name_b[differ]
+                rows += [g, g]
+                cols += [na * n_names + nb, nb * n_names + na]
+                vals += [a_share, 1.0 - a_share]
+
+    shape = (len(games), n_names * n_names)
+    if rows:
+        wins = sparse.coo_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=shape
+        ).tocsr()
+    else:
+        wins = sparse.csr_matrix(shape)
+    pres_rows = [g for g, (players, _) in enumerate(games) for _ in set(players)]
+    pres_cols = [index[name] for players, _ in games for name in set(players)]
+    present = sparse.coo_matrix(
+        (np.ones(len(pres_rows)), (pres_rows, pres_cols)), shape=(len(games), n_names)
+    ).tocsr()
+    return _Comparisons(names=names, wins=wins, present=present)
+
+
+def _objective(strengths: np.ndarray, wins: np.ndarray, penalty: float) -> np.ndarray:
+    """Penalised negative log-likelihood, one value per row of a batch.
+
+    ``strengths`` is ``(batch, n)``; ``wins`` is ``(batch, n, n)``.
+    """
+    diff = strengths[:, :, None] - strengths[:, None, :]
+    nll = -(wins * log_expit(diff)).sum(axis=(1, 2))
+    return nll + 0.5 * penalty * (strengths**2).sum(axis=1)
+
+
+def _fit_batch(
+    wins: np.ndarray,
+    penalty: float,
+    start: np.ndarray,
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> np.ndarray:
+    """Minimise the penalised Bradley–Terry objective for a batch of win matrices at once.
+
+    Damped Newton's method with a backtracking (Armijo) line search, vectorised over the batch.
+    The objective is strictly convex (log-likelihood concave, plus a ridge), so this converges
+    to the unique minimum from any start; the line search guards against overshooting when a
+    name wins (or loses) almost every comparison.
+
+    Args:
+        wins: ``(batch, n, n)``, ``wins[b, i, j]`` = wins of ``i`` over ``j`` (zero diagonal).
+        penalty: ridge strength ``1 / prior_sd**2``.
+        start: ``(batch, n)`` or ``(n,)`` starting strengths (warm start).
+    """
+    batch, n, _ = wins.shape
+    s = np.broadcast_to(start, (batch, n)).astype(float, copy=True)
+    total = wins + wins.transpose(0, 2, 1)  # comparisons per pair
+    won = wins.sum(axis=2)
+    eye = np.eye(n)
+    active = np.ones(batch, dtype=bool)
+    for _ in range(max_iter):
+        if not active.any():
+            break
+        sa, ta, wa = s[active], total[active], wins[active]
+        p = expit(sa[:, :, None] - sa[:, None, :])
+        grad = (ta * p).sum(axis=2) - won[active] + penalty * sa
+        curv = ta * p * (1.0 - p)
+        hess = -curv + eye * (curv.sum(axis=2) + penalty)[:, :, None]
+        step = -np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        slope = (grad * step).sum(axis=1)  # negative: a descent direction
+        f0 = _objective(sa, wa, penalty)
+        t = np.ones(len(sa))
+        for _ in range(50):
+            f1 = _objective(sa + t[:, None] * step, wa, penalty)
+            bad = f1 > f0 + 1e-4 * t * slope
+            if not bad.any():
+                break
+            t = np.where(bad, 0.5 * t, t)
+        s[active] = sa + t[:, None] * step
+        done = np.abs(t[:, None] * step).max(axis=1) < tol
+        active_idx = np.flatnonzero(active)
+        active[active_idx[done]] = False
+    return s
+
+
+def plackett_luce(
+    games: Iterable[tuple[Sequence[str], Sequence[float]]],
+    *,
+    bootstrap: int = 200,
+    seed: int = 0,
+    confidence: float = 0.95,
+    prior_sd: float = 3.0,
+) -> pd.DataFrame:
+    """Fit one log-strength per name from all games at once, with bootstrap intervals.
+
+    **Model.** Every pair of seats in a game that belong to *different* names is a comparison:
+    the seat with the higher final score wins it, and a tie counts as half a win for each. The
+    log-strengths ``s`` maximise the Bradley–Terry likelihood of all comparisons,
+    ``P(i beats j) = 1 / (1 + exp(-(s_i - s_j)))``.
+
+    Why pairwise Bradley–Terry rather than the full Plackett–Luce ranking likelihood:
+
+    * Under Plackett–Luce, the chance that ``i`` finishes above ``j`` is *exactly* the
+      Bradley–Terry formula above, so these strengths estimate the Plackett–Luce log-worths
+      (a consistent "composite likelihood" estimate) and live on the same scale.
+    * Dixit final scores tie often; "tie = half a win" handles ties of any size simply, while
+      the Plackett–Luce likelihood needs an extra tie model.
+    * The likelihood only depends on the summed win counts, so each bootstrap replicate is one
+      sparse matrix product and a small convex fit - fast.
+
+    The comparisons within one game are not independent, so textbook standard errors would be
+    too narrow; the intervals here come from resampling whole **games** instead.
+
+    **Identifiability and prior.** Only differences of strengths matter, so we add a Gaussian
+    prior ``s_i ~ N(0, prior_sd²)`` (a ridge penalty ``sum(s²) / (2 prior_sd²)``). It makes the
+    fit unique even when a name always wins or always loses (its strength stays finite) or the
+    names split into groups that never meet, and it forces the mean log-strength to 0 (at the
+    optimum the likelihood's gradient sums to zero, so the penalty's gradient must too). With
+    the default ``prior_sd = 3`` - a strength gap of 3 already means a 95 % win chance - the
+    prior is negligible whenever a name has more than a handful of games.
+
+    **Fit.** Newton's method with a line search on the convex penalised negative
+    log-likelihood (see ``_fit_batch``); bootstrap replicates are fitted together, vectorised,
+    warm-started from the full-data fit.
+
+    **Bootstrap.** ``bootstrap`` times, draw as many games as there are, with replacement, from
+    ``np.random.default_rng(seed)``, refit, and report the percentile interval. A name that is
+    missing from a resample has no strength in that replicate (it is left out of its interval).
+
+    Args:
+        games: ``(players, scores)`` pairs, see the module docstring.
+        bootstrap: number of bootstrap replicates; 0 gives ``NaN`` intervals.
+        seed: seed of the bootstrap's random generator.
+        confidence: coverage of the interval, e.g. 0.95 for the 2.5 % and 97.5 % percentiles.
+        prior_sd: standard deviation of the Gaussian prior on each log-strength.
+
+    Returns:
+        A DataFrame with columns ``player, strength, ci_low, ci_high, games`` sorted by
+        ``strength`` descending (ties broken by name).
+
+    Raises:
+        ValueError: on empty or malformed games, on fewer than two distinct names, if no game
+            has two different names (nothing to compare), or on bad arguments.
+    """
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if not prior_sd > 0.0:
+        raise ValueError(f"prior_sd must be positive, got {prior_sd}")
+    checked = _check_games(games)
+    data = _comparisons(checked)
+    n_names = len(data.names)
+    if n_names < 2:
+        raise ValueError(
+            f"only one player name ({data.names[0]!r}): strengths compare names, so at least "
+            "two distinct names are needed"
+        )
+    if data.wins.nnz == 0:
+        raise ValueError("no game has seats of two different names: nothing to compare")
+    penalty = 1.0 / prior_sd**2
+
+    total_wins = np.asarray(data.wins.sum(axis=0)).reshape(1, n_names, n_names)
+    strength = _fit_batch(total_wins, penalty, np.zeros(n_names))[0]
+    strength -= strength.mean()  # already ~0 at the optimum; removes rounding drift
+
+    ci_low = np.full(n_names, np.nan)
+    ci_high = np.full(n_names, np.nan)
+    if bootstrap > 0:
+        rng = np.random.default_rng(seed)
+        n_games = len(checked)
+        draws = rng.integers(0, n_games, size=(bootstrap, n_games))
+        offsets = (np.arange(bootstrap)[:, None] * n_games + draws).ravel()
+        counts = np.bincount(offsets, minlength=bootstrap * n_games).reshape(bootstrap, n_games)
+        boot_wins = (data.wins.T @ counts.T).T.reshape(bootstrap, n_names, n_names)
+        boot = _fit_batch(np.ascontiguousarray(boot_wins), penalty, strength)
+        seen = (data.present.T @ counts.T).T > 0
+        boot = np.where(seen, boot, np.nan)
+        alpha = 1.0 - confidence
+        ci_low, ci_high = np.nanquantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
+
+    played = _games_played(checked)
+    frame = pd.DataFrame(
+        {
+            "player": list(data.names),
+            "strength": strength,
+            "ci_low": ci_low,
+            "ci_high": ci_high,
+            "games": [played[name] for name in data.names],
+        }
+    )
+    return frame.sort_values(["strength", "player"], ascending=[False, True], ignore_index=True)
+
+
+def win_probability(strengths: pd.DataFrame | Mapping[str, float], a: str, b: str) -> float:
+    """Probability that a seat of ``a`` finishes above a seat of ``b`` in the same game.
+
+    Uses the Bradley–Terry formula ``1 / (1 + exp(-(s_a - s_b)))`` on strengths from
+    :func:`plackett_luce`; under the Plackett–Luce model this is exact, whatever the other seats.
+    A tie counts as half, as in the fit.
+
+    Args:
+        strengths: the DataFrame returned by :func:`plackett_luce` (or :func:`ratings_table`),
+            or a mapping from name to log-strength.
+        a, b: player names.
+
+    Raises:
+        KeyError: if a name has no strength.
+    """
+    if isinstance(strengths, pd.DataFrame):
+        table = dict(zip(strengths["player"], strengths["strength"], strict=True))
+    else:
+        table = dict(strengths)
+    for name in (a, b):
+        if name not in table:
+            raise KeyError(f"no strength for player {name!r}")
+    return float(expit(table[a] - table[b]))
+
+
+# --------------------------------------------------------------------------------------------
+# Both together
+# --------------------------------------------------------------------------------------------
+
+
+def ratings_table(
+    games: Iterable[tuple[Sequence[str], Sequence[float]]],
+    *,
+    bootstrap: int = 200,
+    seed: int = 0,
+    confidence: float = 0.95,
+    model: str = "PlackettLuce",
+) -> pd.DataFrame:
+    """OpenSkill and batch strengths side by side: the table written to ``ratings.csv``.
+
+    Args:
+        games: ``(players, scores)`` pairs, see the module docstring.
+        bootstrap, seed, confidence: passed to :func:`plackett_luce`.
+        model: passed to :func:`openskill_ratings`.
+
+    Returns:
+        One row per name with columns
+        ``player, games, mu, sigma, ordinal, strength, ci_low, ci_high``, sorted by ``strength``
+        descending (ties broken by name).
+    """
+    checked = _check_games(games)
+    skill = openskill_ratings(checked, model=model)
+    batch = plackett_luce(checked, bootstrap=bootstrap, seed=seed, confidence=confidence)
+    table = batch.drop(columns="games").merge(skill, on="player", how="outer", validate="1:1")
+    table = table[["player", "games", "mu", "sigma", "ordinal", "strength", "ci_low", "ci_high"]]
+    return table.sort_values(["strength", "player"], ascending=[False, True], ignore_index=True)
