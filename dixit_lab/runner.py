@@ -162,8 +162,8 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     wall = time.perf_counter() - start
     lines = "".join(done[index] + "\n" for index in range(len(specs)))
     atomic_write_text(folder / "games.jsonl", lines)
-    if parts.is_dir():
-        for path in parts.glob("*.jsonl"):
+    if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go
+        for path in parts.iterdir():
             path.unlink()
         parts.rmdir()
     result = RunResult(folder, len(specs), played, wall, count if kind == "process" else 1)
