@@ -49,7 +49,9 @@ class EmbeddingSpace:
         if clues.shape != (len(self.clues), dim):
             raise ValueError(f"clue_vectors: expected {(len(self.clues), dim)}, "
                              f"got {clues.shape}")
-        similarity = clues @ cards.T
+        # float64 products rounded to float32: the same bits whatever BLAS kernel runs them,
+        # so agents' decisions (and golden replays) do not depend on the CPU
+        similarity = (clues.astype(np.float64) @ cards.astype(np.float64).T).astype(np.float32)
         for array in (cards, clues, similarity):
             array.flags.writeable = False
         object.__setattr__(self, "card_vectors", cards)
