@@ -83,7 +83,8 @@ class EmbeddingSpace:
         """(n_cards,) cosine of ``text`` with every card."""
         if text in self.clues:
             return self.similarity[self.clue_index(text)]
-        return self.card_vectors @ self.text_vector(text)
+        vector = self.text_vector(text).astype(np.float64)
+        return (self.card_vectors.astype(np.float64) @ vector).astype(np.float32)
 
     def _embed_new(self, text: str) -> np.ndarray:
         from dixit_lab.clues import normalize_clue
