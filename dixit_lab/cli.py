@@ -202,6 +202,25 @@ def cmd_show(args: argparse.Namespace) -> int:
     raise CliError(f"{path} has no game {args.game}")
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    import yaml
+
+    from dixit_lab.experiment import load_config
+    from dixit_lab.tuning import tune
+
+    config = load_config(args.config)
+    data = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+    out = Path(args.out) if args.out else config.results_dir().with_name(config.name + "_tune")
+    candidates = tune(data, args.config, out, workers=args.workers)
+    alive = [c for c in candidates if c.alive]
+    best = max(alive, key=lambda c: c.mean)
+    print(f"best value: {best.value:g} (mean {best.mean:.3f} ± {best.half_width:.3f}, "
+          f"{len(best.samples)} games); still in the race: "
+          f"{', '.join(f'{c.value:g}' for c in alive)}")
+    print(f"wrote {out / 'tune.csv'} and {out / 'tune.png'}")
+    return 0
+
+
 def cmd_embed(args: argparse.Namespace) -> int:
     from dixit_lab.embeddings import regenerate_shipped
 
@@ -272,6 +291,12 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("folder", help="results folder or games.jsonl")
     show.add_argument("--game", type=int, default=0)
     show.set_defaults(func=cmd_show)
+
+    tune = sub.add_parser("tune", help="search one parameter for the best value of a metric")
+    tune.add_argument("config", help="experiment YAML with a tune section")
+    tune.add_argument("--out", help="folder (default: results/<name>_tune)")
+    tune.add_argument("--workers", type=int)
+    tune.set_defaults(func=cmd_tune)
 
     embed = sub.add_parser("embed", help="(re)compute the shipped embeddings of a deck")
     embed.add_argument("--deck", action="append", required=True,

@@ -170,7 +170,7 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     if write_outputs:
         from dixit_lab.outputs import write_outputs as write_all
 
-        write_all(folder, config, result)
+        write_all(folder, result)
     return result
 
 
