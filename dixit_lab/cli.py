@@ -176,6 +176,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     folder = Path(args.folder)
     if (folder / "sweep.csv").is_file():
+        import pandas as pd
+
+        for sub in pd.read_csv(folder / "sweep.csv")["folder"]:
+            write_outputs(folder / str(sub))
         path = write_sweep_report(folder)
     else:
         write_outputs(folder)
@@ -322,6 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into head & co.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

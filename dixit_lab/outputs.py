@@ -30,6 +30,7 @@ def write_outputs(folder: str | Path, run: Any = None, *, bootstrap: int = 200) 
     ``run`` (a :class:`~dixit_lab.runner.RunResult`) adds timing to summary.json; without it
     the timing of an earlier summary.json is kept.
     """
+    from dixit_lab.analysis import calibration_bins, find_rate_table, turn_predictions
     from dixit_lab.metrics import agent_table, rounds_frame, summary_stats
     from dixit_lab.ratings import games_from_records, ratings_table
     from dixit_lab.report import write_report
@@ -45,7 +46,11 @@ def write_outputs(folder: str | Path, run: Any = None, *, bootstrap: int = 200) 
     rounds = rounds_frame(records)
     atomic_write(folder / "rounds.parquet", lambda tmp: rounds.to_parquet(tmp, index=False))
     agents = agent_table(records)
+    turns = turn_predictions(records)
+    agents = agents.merge(find_rate_table(turns), on="player", how="left")
     atomic_write_text(folder / "agents.csv", agents.to_csv(index=False))
+    atomic_write_text(folder / "find_calibration.csv",
+                      calibration_bins(turns).to_csv(index=False))
     games = games_from_records(records)
     if len({name for players, _ in games for name in players}) > 1:
         ratings = ratings_table(games, bootstrap=bootstrap, seed=_seed(folder))

@@ -49,12 +49,14 @@ OUTCOME_LABELS: dict[str, str] = {
 #: Metrics drawn against each swept value, with their axis labels.
 SWEEP_METRICS: dict[str, str] = {
     "storyteller_points_per_turn": "storyteller points per turn (points)",
+    "observed_find_rate": "share of listeners who found the storyteller's card",
     "some_found_rate": "'some but not all' rate (share of storyteller turns)",
     "points_per_game": "points per game (final score)",
     "win_share": "win share (games won, ties shared)",
 }
 _METRIC_TITLES: dict[str, str] = {
     "storyteller_points_per_turn": "Storyteller points per turn",
+    "observed_find_rate": "Find rate (observed; predicted dotted where modelled)",
     "some_found_rate": "Storyteller turns where some but not all found the card",
     "points_per_game": "Points per game",
     "win_share": "Win share",
@@ -486,13 +488,55 @@ def write_report(results_dir: Path) -> Path:
                   "games (mean 0; a difference d means the first finishes above the second "
                   "with probability 1 / (1 + e^-d)); mu, sigma and ordinal are OpenSkill. "
                   "Full table: [ratings.csv](ratings.csv).", "", _ratings_markdown(ratings), ""]
+    calibration = _calibration_section(folder, agents)
     if plot_links:
         parts += ["## Plots", ""]
         for title, link in plot_links:
             parts += [f"### {title}", "", f"![{title}]({link})", ""]
+    parts += calibration
     report = folder / "report.md"
     atomic_write_text(report, "\n".join(parts).rstrip() + "\n")
     return report
+
+
+def _calibration_section(folder: Path, agents: pd.DataFrame) -> list[str]:
+    """Predicted vs observed find rate of the storytellers that model their listeners."""
+    path = folder / "find_calibration.csv"
+    if not path.is_file() or "predicted_find_rate" not in agents:
+        return []
+    bins = pd.read_csv(path)
+    modelled = agents[agents["predicted_find_rate"].notna()]
+    if bins.empty or modelled.empty:
+        return []
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 5))
+    ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="perfect")
+    for index, (player, group) in enumerate(bins.groupby("player", sort=False)):
+        colour = plt.cm.tab10(index % 10)
+        ax.plot(group["predicted"], group["observed"], marker="o", color=colour, label=player)
+        for _, row in group.iterrows():
+            ax.annotate(str(int(row["turns"])), (row["predicted"], row["observed"]),
+                        textcoords="offset points", xytext=(4, -10), fontsize=7,
+                        color=colour)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("predicted probability that one listener finds the card")
+    ax.set_ylabel("observed share of listeners who found it")
+    ax.set_title("Is the storyteller's listener model calibrated?\n(binned turns; labels: "
+                 "turns per bin)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    _save(fig, folder / "plots" / "find_calibration.png")
+    rows = [[str(r["player"]), f"{r['predicted_find_rate']:.3f}",
+             f"{r['observed_find_rate']:.3f} [{r['observed_find_rate_ci_low']:.3f}, "
+             f"{r['observed_find_rate_ci_high']:.3f}]"] for _, r in modelled.iterrows()]
+    return ["## Predicted vs observed find rate", "",
+            "For storytellers that model their listeners, the model's probability that one "
+            "listener finds the told card, against the share of listeners who did (95% "
+            "interval clustered by game). Binned table: "
+            "[find_calibration.csv](find_calibration.csv).", "",
+            _markdown_table(["player", "predicted", "observed [95% CI]"], rows), "",
+            "![Predicted vs observed find rate](plots/find_calibration.png)", ""]
 
 
 # -- sweeps ------------------------------------------------------------------------------------
@@ -556,6 +600,11 @@ def _plot_sweep_metric(joined: pd.DataFrame, paths: Sequence[str], metric: str,
                     if ok.any():
                         ax.fill_between(x[ok], low[ok], high[ok], color=colours[player],
                                         alpha=0.18 if solid else 0.08, linewidth=0)
+                if metric == "observed_find_rate" and "predicted_find_rate" in group:
+                    predicted = group["predicted_find_rate"].to_numpy(float)
+                    if np.isfinite(predicted).any():
+                        ax.plot(x, predicted, linestyle=":", marker="x", color=colours[player],
+                                linewidth=1.5, label=f"{label} - predicted by its model")
             ax.set_xlabel(f"{swept} (swept value)")
         else:
             labels = list(dict.fromkeys(joined[swept].astype(str)))
@@ -580,7 +629,7 @@ def _plot_sweep_metric(joined: pd.DataFrame, paths: Sequence[str], metric: str,
                 ax.bar(x, y, width=width * 0.95, color=colours[keys[0]], label=label,
                        hatch=hatch, edgecolor="white", linewidth=0.5,
                        yerr=err, capsize=3, error_kw={"elinewidth": 1, "ecolor": "#333333"})
-            ax.set_xticks(np.arange(len(labels)), [_short(v, 20) for v in labels],
+            ax.set_xticks(np.arange(len(labels)), [_short(v, 32) for v in labels],
                           rotation=20 if max(map(len, labels)) > 8 else 0)
             ax.set_xlabel(f"{swept} (swept setting)")
         ax.set_ylabel(SWEEP_METRICS[metric])
@@ -589,9 +638,12 @@ def _plot_sweep_metric(joined: pd.DataFrame, paths: Sequence[str], metric: str,
         ax.grid(alpha=0.3)
         ax.set_title(f"{_METRIC_TITLES[metric]} vs {swept}\n(95% intervals)")
         handles, _ = ax.get_legend_handles_labels()
-        if handles:
+        if handles and numeric is not None:
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8,
                       ncol=2 if len(handles) > 3 else len(handles), frameon=False)
+        elif handles:  # rotated category labels below: keep the legend clear of them
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                      frameon=False)
     return _save(fig, path)
 
 
@@ -645,6 +697,7 @@ def write_sweep_report(sweep_dir: Path) -> Path:
         link = f"[report]({Path(str(row['folder'])).as_posix()}/report.md)"
         rows.append([str(row["point"]), *[str(row[p]) for p in paths], str(games), link])
     parts += [_markdown_table(["point", *paths, "games", "report"], rows), ""]
+    parts += _varying_table(joined, paths)
     reading = _sweep_reading(joined, paths)
     if reading:
         parts += ["## Reading", "", " ".join(reading), ""]
@@ -658,6 +711,36 @@ def write_sweep_report(sweep_dir: Path) -> Path:
     report = folder / "report.md"
     atomic_write_text(report, "\n".join(parts).rstrip() + "\n")
     return report
+
+
+def _varying_table(joined: pd.DataFrame, paths: Sequence[str]) -> list[str]:
+    """The storyteller figures of the players that change with the sweep, point by point."""
+    varying = _varying_players(joined) or set(joined["player"])
+    rows = []
+    for _, row in joined[joined["player"].isin(varying)].iterrows():
+        def rate(column: str, row: pd.Series = row) -> str:
+            value = row.get(column, float("nan"))
+            if not np.isfinite(value):
+                return "–"
+            low = row.get(f"{column}_ci_low", float("nan"))
+            high = row.get(f"{column}_ci_high", float("nan"))
+            return (f"{value:.3f} [{low:.3f}, {high:.3f}]" if np.isfinite(low)
+                    else f"{value:.3f}")
+
+        rows.append([str(row["point"]), *[str(row[p]) for p in paths], str(row["player"]),
+                     str(int(row.get("storyteller_turns", 0))),
+                     rate("storyteller_points_per_turn"), rate("all_found_rate"),
+                     rate("some_found_rate"), rate("none_found_rate"),
+                     rate("observed_find_rate"), rate("predicted_find_rate")])
+    if not rows:
+        return []
+    header = ["point", *paths, "player", "storyteller turns", "points / turn", "all found",
+              "some found", "none found", "find rate (observed)", "find rate (predicted)"]
+    return ["## Storytellers that change with the sweep", "",
+            "Means and rates with 95% intervals (t clustered by game; Wilson for the outcome "
+            "rates). The find rate is the share of listeners who found the storyteller's card; "
+            "the predicted one is the agent's own model, where it has one.", "",
+            _markdown_table(header, rows), ""]
 
 
 def _sweep_reading(joined: pd.DataFrame, paths: Sequence[str]) -> list[str]:

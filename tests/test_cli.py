@@ -44,3 +44,29 @@ def test_errors_are_one_line_with_status_2(capsys):
 def test_agents_lists_parameters(capsys):
     assert main(["agents"]) == 0
     assert "random(block: int = 64)" in capsys.readouterr().out
+
+
+def test_run_report_show_and_replay_end_to_end(tmp_path, capsys):
+    import yaml
+
+    config = {"name": "e2e", "seed": 1, "rules": "quest", "deck": "dreams",
+              "players": ["literal", "softmax", "pragmatic", "random"], "games": 8,
+              "executor": {"kind": "local"}}
+    path = tmp_path / "e2e.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "e2e: 8 games (8 played this run" in text and "pragmatic" in text
+    for name in ("config.yaml", "games.jsonl", "rounds.parquet", "agents.csv", "ratings.csv",
+                 "summary.json", "report.md", "find_calibration.csv",
+                 "plots/storyteller_outcomes.png", "plots/find_calibration.png"):
+        assert (out / name).is_file(), name
+    (out / "report.md").unlink()
+    assert main(["report", str(out)]) == 0 and (out / "report.md").is_file()
+    assert main(["show", str(out), "--game", "2"]) == 0
+    shown = capsys.readouterr().out
+    assert "Game 2" in shown and "storyteller" in shown
+    assert main(["show", str(out), "--game", "99"]) == 2
+    assert main(["replay", str(out), "--executor", "local", "--quiet"]) == 0
+    assert "identical: 8 games" in capsys.readouterr().out
