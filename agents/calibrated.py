@@ -46,9 +46,29 @@ class CalibratedAgent(ModelStoryteller):
             self._table_key = key
             self.table = FeatureTable(self.space, self.fitted.temperature,
                                       rules.hand_size_for(n), rules.cards_per_player(n), n - 2)
+            self._precompute()
+
+    def _precompute(self) -> None:
+        """Split the fitted logit into a part that depends on the (card, clue) pair alone,
+        computed once for every pair, and the margin term, which depends on the hand."""
+        fitted, table = self.fitted, self.table
+        every = pair_features(table, range(len(self.space.deck)))
+        every["margin"] = np.zeros_like(every["similarity"])
+        self.base_logit = np.ascontiguousarray(fitted.logits(every))
+        index = fitted.features.index("margin")
+        self.margin_weight = fitted.coef[index] / fitted.scale[index]
 
     def pair_scores(self, hand: list[int]) -> np.ndarray:
-        p = self.fitted.probability(pair_features(self.table, hand))
+        similarity = self.table.similarity_by_card[hand]
+        best_row = similarity.argmax(axis=0)
+        columns = np.arange(similarity.shape[1])
+        best = similarity[best_row, columns]
+        masked = similarity.copy()
+        masked[best_row, columns] = -np.inf
+        second = masked.max(axis=0)
+        margin = similarity - np.where(similarity >= best, second, best)
+        logits = self.base_logit[hand] + self.margin_weight * margin
+        p = 1.0 / (1.0 + np.exp(-logits))
         return expected_storyteller_points(p, self.voters, self.context.rules)
 
     def predicted_find(self, hand: list[int], card: int, clue_text: str) -> float:

@@ -179,6 +179,21 @@ def outcome_probabilities(p: np.ndarray | float, voters: int) -> dict[str, Any]:
             "some_found": 1.0 - none - every}
 
 
+def _power(x: np.ndarray, k: int) -> np.ndarray:
+    """x ** k for a small non-negative integer k, by multiplication (faster than pow)."""
+    if k < 0:
+        raise ValueError(f"_power needs k >= 0, got {k}")
+    result = np.ones_like(x)
+    base = x
+    while k:
+        if k & 1:
+            result = result * base
+        k >>= 1
+        if k:
+            base = base * base
+    return result
+
+
 def expected_storyteller_points(p: np.ndarray | float, voters: int, rules: RuleSet,
                                 variance: np.ndarray | float = 0.0) -> np.ndarray:
     """The storyteller's expected points when each of ``voters`` listeners finds with
@@ -189,19 +204,26 @@ def expected_storyteller_points(p: np.ndarray | float, voters: int, rules: RuleS
     order: E[f(p)] ≈ f(p̄) + f''(p̄) Var(p) / 2 for each outcome's probability f.
     """
     p = np.asarray(p, dtype=np.float64)
-    v = np.asarray(variance, dtype=np.float64)
     n = voters
     q = 1.0 - p
-    all_found = p**n + 0.5 * n * (n - 1) * p ** (n - 2) * v
-    none_found = q**n + 0.5 * n * (n - 1) * q ** (n - 2) * v
+    p_low, q_low = _power(p, n - 2), _power(q, n - 2)
+    all_found = p_low * p * p
+    none_found = q_low * q * q
+    has_variance = not (np.isscalar(variance) and variance == 0)
+    if has_variance:
+        v = np.asarray(variance, dtype=np.float64)
+        all_found = all_found + 0.5 * n * (n - 1) * p_low * v
+        none_found = none_found + 0.5 * n * (n - 1) * q_low * v
     some = np.clip(1.0 - all_found - none_found, 0.0, 1.0)
     points = rules.storyteller_points * some
     if rules.lone_finder_points is not None and n >= 2:
-        one = n * p * q ** (n - 1)
-        # d²/dp² of n p (1-p)^(n-1)
-        curvature = n * (n - 1) * (-2.0 * q ** (n - 2) + (n - 2) * p * q ** (n - 3)
-                                   if n >= 3 else -2.0 * np.ones_like(p))
-        one = np.clip(one + 0.5 * curvature * v, 0.0, 1.0)
+        one = n * p * q_low * q
+        if has_variance:
+            # d²/dp² of n p (1-p)^(n-1)
+            curvature = n * (n - 1) * (-2.0 * q_low + (n - 2) * p * _power(q, n - 3)
+                                       if n >= 3 else -2.0 * np.ones_like(p))
+            one = one + 0.5 * curvature * v
+        one = np.clip(one, 0.0, 1.0)
         points = points + (rules.lone_finder_points - rules.storyteller_points) * one
     return np.asarray(points)
 
