@@ -17,26 +17,17 @@ class RandomAgent(Agent):
     """Tells a random card with a random word from a small built-in list, submits random cards
     and votes for a random displayed card that is not its own.
 
-    Random numbers are drawn from the seat's stream in blocks (``block`` draws at a time) to
-    keep the engine fast; the choices depend only on the seed.
+    Each choice takes one number ``u`` of the seat's counter-based stream
+    (``context.uniforms``) and picks item ``floor(u * n)`` of ``n``.
     """
-
-    def __init__(self, block: int = 64) -> None:
-        if block < 1:
-            raise ValueError(f"block must be at least 1, got {block}")
-        self.block = block
-        self._uniform: list[float] = []
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
-        self._uniform = []
+        self._next = context.uniforms.next
 
     def _below(self, n: int) -> int:
         """A uniform integer in 0..n-1."""
-        if not self._uniform:
-            self._uniform = self.rng.random(self.block).tolist()
-            self._uniform.reverse()
-        return int(self._uniform.pop() * n)
+        return min(int(self._next() * n), n - 1)
 
     def tell(self, view: TellView) -> Clue:
         card = view.hand[self._below(len(view.hand))]

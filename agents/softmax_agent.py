@@ -24,8 +24,8 @@ class SoftmaxAgent(EmbeddingAgent):
       three players);
     * vote: a displayed card that is not its own ∝ exp(similarity to the clue / T).
 
-    Each draw inverts the softmax's cumulative distribution at one uniform number from the
-    seat's stream (taken in blocks of 64).
+    Each draw inverts the softmax's cumulative distribution at one number of the seat's
+    counter-based stream (``context.uniforms``).
     """
 
     def __init__(self, temperature: float = DEFAULT_TEMPERATURE, embedder: str = "conse",
@@ -34,17 +34,10 @@ class SoftmaxAgent(EmbeddingAgent):
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
         self.temperature = temperature
-        self._uniform: list[float] = []
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
-        self._uniform = []
-
-    def _u(self) -> float:
-        if not self._uniform:
-            self._uniform = self.rng.random(64).tolist()
-            self._uniform.reverse()
-        return self._uniform.pop()
+        self._u = context.uniforms.next
 
     def prepare(self, space: EmbeddingSpace) -> None:
         similarity = np.asarray(space.similarity, dtype=np.float64)

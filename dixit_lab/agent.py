@@ -20,6 +20,7 @@ import numpy as np
 
 from dixit_lab.cards import Deck
 from dixit_lab.rules import RuleSet
+from dixit_lab.seeding import CounterStream, Streams
 from dixit_lab.spec import parse_spec
 
 __all__ = [
@@ -101,9 +102,12 @@ class VoteView(NamedTuple):
 
 class GameContext:
     """What an agent learns at the start of a game: its seat, the table, the rules, the deck,
-    and its own random stream (``rng``, created on first use)."""
+    and its own randomness: ``rng``, a numpy ``Generator`` for any use, and ``uniforms``, a
+    counter-based stream of uniform numbers (what the built-in agents use, so that the batched
+    engine can reproduce their draws). Both are created on first use."""
 
-    __slots__ = ("_rng", "_rng_factory", "agents", "deck", "n_players", "rules", "seat")
+    __slots__ = ("_key", "_rng", "_rng_factory", "_uniforms", "agents", "deck", "n_players",
+                 "rules", "seat")
 
     def __init__(
         self,
@@ -113,6 +117,7 @@ class GameContext:
         deck: Deck,
         agents: tuple[str, ...],
         rng_factory: Callable[[], np.random.Generator],
+        key: tuple[int, int] = (0, 0),
     ) -> None:
         self.seat = seat
         self.n_players = n_players
@@ -121,12 +126,21 @@ class GameContext:
         self.agents = agents
         self._rng_factory = rng_factory
         self._rng: np.random.Generator | None = None
+        self._key = key
+        self._uniforms: CounterStream | None = None
 
     @property
     def rng(self) -> np.random.Generator:
         if self._rng is None:
             self._rng = self._rng_factory()
         return self._rng
+
+    @property
+    def uniforms(self) -> CounterStream:
+        """The seat's counter-based stream: ``uniforms.next()`` is the next number in [0, 1)."""
+        if self._uniforms is None:
+            self._uniforms = CounterStream(self._key, Streams.SEAT + self.seat)
+        return self._uniforms
 
 
 class Agent:

@@ -128,17 +128,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if config.sweep:
         data = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
         folder = run_sweep(data, args.config, args.out, executor=args.executor,
-                           workers=args.workers, show_progress=not args.quiet)
+                           workers=args.workers, show_progress=not args.quiet,
+                           address=args.address)
         print(f"sweep of {len(config.sweep)} path(s) done: open {folder / 'report.md'}")
         return 0
     if config.tune and not args.quiet:
         print("note: this config has a tune section; `dixit-lab tune` runs the search",
               file=sys.stderr)
     result = run_experiment(config, args.out, executor=args.executor, workers=args.workers,
-                            chunk_size=args.chunk_size, show_progress=not args.quiet)
+                            chunk_size=args.chunk_size, show_progress=not args.quiet,
+                            address=args.address)
     rate = f"{result.games_per_second:.0f} games/s" if result.played else "nothing to play"
+    workers = f"{result.workers} worker(s)" if result.workers else "the cluster's CPUs"
     print(f"{config.name}: {result.games} games ({result.played} played this run, {rate}, "
-          f"{result.workers} worker(s), {result.wall_seconds:.1f} s)")
+          f"{workers}, {result.wall_seconds:.1f} s)")
     print(f"results: {result.folder}  (report: {result.folder / 'report.md'})")
     _print_agents(result.folder)
     return 0
@@ -162,7 +165,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from dixit_lab.replay import replay_folder
 
     compared, difference = replay_folder(args.folder, executor=args.executor,
-                                         workers=args.workers, show_progress=not args.quiet)
+                                         workers=args.workers, show_progress=not args.quiet,
+                                         address=args.address)
     if difference is not None:
         print(f"DIFFERENT after {compared} game(s): {difference}")
         return 1
@@ -273,17 +277,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("config", help="experiment YAML (see experiments/)")
     run.add_argument("--out", help="results folder (default: the config's out, or "
                                    "results/<name>)")
-    run.add_argument("--executor", choices=["local", "process"],
-                     help="override the config's executor")
+    run.add_argument("--executor", choices=["local", "process", "ray"],
+                     help="override the config's executor (ray: pip install \"dixit-lab[ray]\")")
     run.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. "
+                                       "HEAD:6379 (default: the config's, else a local Ray)")
     run.add_argument("--chunk-size", type=int, help="games per chunk sent to a worker")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=cmd_run)
 
     rep = sub.add_parser("replay", help="re-play every game of a results folder and compare")
     rep.add_argument("folder")
-    rep.add_argument("--executor", choices=["local", "process"], default="process")
+    rep.add_argument("--executor", choices=["local", "process", "ray"], default="process")
     rep.add_argument("--workers", type=int)
+    rep.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 "
+                                       "(default: a local Ray)")
     rep.add_argument("--quiet", action="store_true")
     rep.set_defaults(func=cmd_replay)
 

@@ -1,4 +1,4 @@
-"""Executors: play chunks of games in this process or in a pool of worker processes.
+"""Executors: play chunks of games in this process, in a pool of worker processes, or on Ray.
 
 Chunks come back as they finish (in any order); every game is determined by its spec, so the
 records do not depend on the executor or the number of workers.
@@ -28,14 +28,21 @@ def chunked(specs: list[GameSpec], size: int) -> list[list[GameSpec]]:
 
 
 def run_chunks(setup: TableSetup, chunks: list[list[GameSpec]], kind: str = "process",
-               workers: int | None = None) -> Iterator[list[tuple[int, str]]]:
-    """Yield each chunk's (game index, JSON line) pairs as soon as the chunk is done."""
+               workers: int | None = None, address: str | None = None
+               ) -> Iterator[list[tuple[int, str]]]:
+    """Yield each chunk's (game index, JSON line) pairs as soon as the chunk is done.
+    ``address`` is the Ray cluster of the ``ray`` executor (None: a local Ray instance)."""
+    if kind == "ray":
+        from dixit_lab.ray_executor import run_chunks_ray
+
+        yield from run_chunks_ray(setup, chunks, address=address, workers=workers)
+        return
     if kind == "local" or not chunks:
         for chunk in chunks:
             yield play_chunk(setup, chunk)
         return
     if kind != "process":
-        raise ValueError(f"unknown executor {kind!r}; allowed: local, process")
+        raise ValueError(f"unknown executor {kind!r}; allowed: local, process, ray")
     count = min(workers or available_workers(), len(chunks))
     if count <= 1:
         yield from run_chunks(setup, chunks, "local")

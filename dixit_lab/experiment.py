@@ -80,12 +80,16 @@ class ScheduleConfig(_Strict):
 
 
 class ExecutorConfig(_Strict):
-    """Where games run: ``local`` (this process) or ``process`` (a pool of worker processes;
-    ``workers`` defaults to all cores). Games go out in chunks of ``chunk_size``."""
+    """Where games run: ``local`` (this process), ``process`` (a pool of worker processes;
+    ``workers`` defaults to all cores) or ``ray`` (a Ray cluster at ``address``, e.g.
+    ``HEAD:6379``; no address starts a local Ray instance with ``workers`` CPUs; needs
+    ``pip install "dixit-lab[ray]"``). Games go out in chunks of ``chunk_size``; every executor
+    gives the same records."""
 
-    kind: Literal["local", "process"] = "process"
+    kind: Literal["local", "process", "ray"] = "process"
     workers: int | None = Field(default=None, ge=1)
     chunk_size: int = Field(default=25, ge=1)
+    address: str | None = None
 
 
 class TuneConfig(_Strict):

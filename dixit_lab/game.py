@@ -18,14 +18,24 @@ from dixit_lab.agent import Agent, Clue, GameContext, PublicRound, SubmitView, T
 from dixit_lab.cards import Deck
 from dixit_lab.records import EndReason, Fault, GameRecord, RoundRecord
 from dixit_lab.rules import IllegalAction, RuleSet, _score
-from dixit_lab.seeding import GameSeed, as_seed_sequence, seed_fields, stream
+from dixit_lab.seeding import (
+    GameSeed,
+    Streams,
+    as_seed_sequence,
+    game_key,
+    permutation,
+    seed_fields,
+    stream,
+    stream_base,
+    uniforms,
+)
 
 __all__ = ["FALLBACK_CLUE", "IllegalAction", "play_game"]
 
 OnIllegal = Literal["raise", "fallback"]
 FALLBACK_CLUE = "(no clue)"
-_DEAL, _DISPLAY, _AGENT, _FALLBACK = 0, 1, 2, 3
-_DISPLAY_BLOCK = 16  # display orders drawn at a time; part of the seeding contract
+_AGENT, _FALLBACK = 2, 3  # sub-streams of the game's SeedSequence: agents' rng, fallbacks
+_DISPLAY_BLOCK = 16  # display orders computed at a time (any block size gives the same orders)
 
 
 def play_game(
@@ -68,16 +78,23 @@ class _Game:
         self.seq = as_seed_sequence(seed)
         self.names = tuple(getattr(a, "spec", None) or a.name for a in agents)
         self.fallback_rngs: dict[int, np.random.Generator] = {}
-        self.deal_rng = stream(self.seq, _DEAL)
-        self.display_rng = stream(self.seq, _DISPLAY)
+        self.key = game_key(self.seq)
+        self.display_base = stream_base(*self.key, Streams.DISPLAY)
+        self.displayed = rules.displayed_cards(n)
         self.permutations: list[list[int]] = []
+        self.rounds_shown = 0
+        self.reshuffles = 0
 
     def next_permutation(self) -> list[int]:
-        """The next display order: the argsort of uniform keys, drawn in blocks of rounds."""
+        """The display order of the next round: round r sorts numbers r*k .. r*k+k-1 of the
+        display stream (k displayed cards); computed for a block of rounds at a time."""
         if not self.permutations:
-            keys = self.display_rng.random((_DISPLAY_BLOCK, self.rules.displayed_cards(self.n)))
+            k, first = self.displayed, self.rounds_shown
+            counters = np.arange(first * k, (first + _DISPLAY_BLOCK) * k, dtype=np.uint64)
+            keys = uniforms(self.display_base, counters).reshape(_DISPLAY_BLOCK, k)
             self.permutations = keys.argsort(axis=1, kind="stable").tolist()
             self.permutations.reverse()
+        self.rounds_shown += 1
         return self.permutations.pop()
 
     # -- faults -----------------------------------------------------------------------------
@@ -98,15 +115,19 @@ class _Game:
 
     def play(self, meta: dict[str, Any]) -> GameRecord:
         n, rules, agents = self.n, self.rules, self.agents
-        order = self.deal_rng.permutation(len(self.deck)).tolist()
+        order = permutation(stream_base(*self.key, Streams.DEAL), len(self.deck)).tolist()
         hands = [order[s * self.hand_size:(s + 1) * self.hand_size] for s in range(n)]
         pile = order[n * self.hand_size:]
         pile.reverse()  # draw with pop() from the end: the next card is order[n*h + k]
         discard: list[int] = []
-        storyteller = 0 if rules.first_storyteller == "seat0" else int(self.deal_rng.integers(n))
+        if rules.first_storyteller == "seat0":
+            storyteller = 0
+        else:
+            draw = uniforms(stream_base(*self.key, Streams.FIRST_STORYTELLER), 0)
+            storyteller = min(int(float(draw[0]) * n), n - 1)
         for seat, agent in enumerate(agents):
             agent.begin_game(GameContext(seat, n, rules, self.deck, self.names,
-                                         _rng_factory(self.seq, seat)))
+                                         _rng_factory(self.seq, seat), self.key))
         scores = [0] * n
         rounds: list[RoundRecord] = []
         history: tuple[PublicRound, ...] = ()
@@ -153,8 +174,9 @@ class _Game:
             if mode == "reshuffle_discard":
                 combined = pile + discard
                 discard.clear()
-                shuffled = self.deal_rng.permutation(len(combined)).tolist()
-                pile[:] = [combined[i] for i in shuffled]
+                base = stream_base(*self.key, Streams.RESHUFFLE + self.reshuffles)
+                self.reshuffles += 1
+                pile[:] = [combined[i] for i in permutation(base, len(combined)).tolist()]
                 if len(pile) < need:
                     return True
         for offset in range(1, n + 1):

@@ -48,8 +48,10 @@ def first_difference(game: int, recorded: dict[str, Any], replayed: dict[str, An
 
 
 def replay_folder(folder: str | Path, *, executor: str = "process", workers: int | None = None,
-                  show_progress: bool = True) -> tuple[int, Difference | None]:
-    """Replay every game of ``folder``; returns (games compared, first difference or None)."""
+                  show_progress: bool = True, address: str | None = None
+                  ) -> tuple[int, Difference | None]:
+    """Replay every game of ``folder``; returns (games compared, first difference or None).
+    ``address``: the Ray cluster of the ``ray`` executor (None: a local Ray instance)."""
     folder = Path(folder)
     config_path, games_path = folder / "config.yaml", folder / "games.jsonl"
     for path in (config_path, games_path):
@@ -75,7 +77,7 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
                   disable_all=not show_progress) as bar:
         replayed: dict[int, str] = {}
         for results in run_chunks(setup, chunked(specs, config.executor.chunk_size), executor,
-                                  workers):
+                                  workers, address):
             for index, line in results:
                 replayed[index] = line
             bar.update(len(results))

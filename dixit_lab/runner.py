@@ -115,9 +115,11 @@ def _read_done(folder: Path, expected: int) -> dict[int, str]:
 def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                    executor: str | None = None, workers: int | None = None,
                    chunk_size: int | None = None, show_progress: bool = True,
-                   write_outputs: bool = True) -> RunResult:
+                   write_outputs: bool = True, address: str | None = None) -> RunResult:
     """Play every game of ``config`` that is not in the results folder yet, then write the
-    tables, ratings and report. A config with a ``sweep`` runs each point in a sub-folder."""
+    tables, ratings and report. A config with a ``sweep`` runs each point in a sub-folder.
+    ``executor``, ``workers`` and ``address`` (the Ray cluster of the ``ray`` executor)
+    override the config's ``executor`` section."""
     if config.sweep:
         raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
     folder = Path(out) if out is not None else config.results_dir()
@@ -127,8 +129,11 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     from dixit_lab import __version__
 
     kind = executor or config.executor.kind
-    count = workers or config.executor.workers or (available_workers() if kind == "process"
-                                                   else 1)
+    address = address or config.executor.address
+    count = workers or config.executor.workers
+    if count is None:  # all cores; on a Ray cluster (count 0), all of the cluster's CPUs
+        count = 0 if kind == "ray" and address else (
+            available_workers() if kind in ("process", "ray") else 1)
     header = {"experiment": resolved, "dixit_lab_version": __version__,
               "git_commit": git_commit(), "python": sys.version.split()[0]}
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
@@ -147,7 +152,7 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                        initial=len(specs) - len(missing), disable_all=not show_progress)
         try:
             with bar:
-                for results in run_chunks(setup, chunks, kind, count):
+                for results in run_chunks(setup, chunks, kind, count or None, address):
                     first, last = results[0][0], results[-1][0]
                     text = "".join(line + "\n" for _, line in results)
                     atomic_write_text(parts / f"games-{first:07d}-{last:07d}.jsonl", text)
@@ -166,7 +171,8 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
         for path in parts.iterdir():
             path.unlink()
         parts.rmdir()
-    result = RunResult(folder, len(specs), played, wall, count if kind == "process" else 1)
+    result = RunResult(folder, len(specs), played, wall,
+                       count if kind in ("process", "ray") else 1)
     if write_outputs:
         from dixit_lab.outputs import write_outputs as write_all
 
@@ -176,8 +182,10 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
 
 def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, *,
               executor: str | None = None, workers: int | None = None,
-              show_progress: bool = True) -> Path:
-    """Run every point of a config's ``sweep`` into ``out/points/<k>`` and join the reports."""
+              show_progress: bool = True, address: str | None = None) -> Path:
+    """Run every point of a config's ``sweep`` into ``out/points/<k>`` and join the reports.
+    With the ``ray`` executor all points share one Ray connection."""
+    import contextlib
     import csv
     import io
 
@@ -189,14 +197,22 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["point", *paths, "folder"])
-    for index, settings, config in points:
-        sub = folder / "points" / f"{index:03d}"
-        label = ", ".join(f"{k}={v}" for k, v in settings.items())
-        if show_progress:
-            print(f"sweep point {index + 1}/{len(points)}: {label}", file=sys.stderr)
-        run_experiment(config, sub, executor=executor, workers=workers,
-                       show_progress=show_progress)
-        writer.writerow([index, *[settings[p] for p in paths], os.path.relpath(sub, folder)])
+    session: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if (executor or base.executor.kind) == "ray":  # start (or connect to) Ray once
+        from dixit_lab.ray_executor import ray_session
+
+        session = ray_session(address or base.executor.address,
+                              workers or base.executor.workers)
+    with session:
+        for index, settings, config in points:
+            sub = folder / "points" / f"{index:03d}"
+            label = ", ".join(f"{k}={v}" for k, v in settings.items())
+            if show_progress:
+                print(f"sweep point {index + 1}/{len(points)}: {label}", file=sys.stderr)
+            run_experiment(config, sub, executor=executor, workers=workers,
+                           show_progress=show_progress, address=address)
+            writer.writerow([index, *[settings[p] for p in paths],
+                             os.path.relpath(sub, folder)])
     atomic_write_text(folder / "sweep.csv", buffer.getvalue())
     from dixit_lab.report import write_sweep_report
 

@@ -1,27 +1,61 @@
-"""Random streams. One ``SeedSequence`` per game, split into independent streams.
+"""Random streams: one ``SeedSequence`` per game, and counter-based streams derived from it.
 
-An experiment seed and a game index give the game's ``SeedSequence`` (spawn key = game index).
-From it come separate streams for the deal (the whole deck order and any reshuffle), the
-display shuffles, each seat's agent and each seat's fallback actions. Streams are built from
-explicit spawn keys rather than ``SeedSequence.spawn`` so that they do not depend on how often
-anything was spawned before. No module of the project uses global random state.
+An experiment seed and a game's deal index give the game's ``SeedSequence`` (spawn key = the
+deal index). It yields a 128-bit **game key**. Every random number of the game is then a pure
+function of (game key, stream, counter)::
+
+    uniform(key, stream, i) = SplitMix64(mix(key, stream) + (i + 1) * golden) / 2**64
+
+Streams (see :class:`Streams`): the deal (the whole deck order, as the ranks of one uniform
+per card, drawn before any agent acts), each reshuffle of the discard, each round's display
+order, the first storyteller, and one stream per seat for the built-in agents' draws. Because
+a number depends only on its counter and not on what was drawn before, the batched engine
+(:mod:`dixit_lab.batched`) computes the same numbers for thousands of games at once.
+
+Agents written by users get ``context.rng``, a full ``numpy.random.Generator`` seeded from the
+game's ``SeedSequence`` and their seat, created on first use. No module of the project uses
+global random state.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-__all__ = ["GameSeed", "GameStreams", "game_seed", "game_streams", "stream"]
+__all__ = [
+    "CounterStream",
+    "GameSeed",
+    "Streams",
+    "game_key",
+    "game_seed",
+    "permutation",
+    "seed_fields",
+    "stream",
+    "stream_base",
+    "uniforms",
+]
 
 GameSeed = int | np.random.SeedSequence
 
-_DEAL, _DISPLAY, _AGENT, _FALLBACK = 0, 1, 2, 3
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_STREAM = np.uint64(0xD1B54A32D192ED03)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_TO_UNIT = 1.0 / 2.0**53
+
+
+class Streams:
+    """Stream numbers of a game (part of the seeding contract: changing them changes games)."""
+
+    DEAL = 1
+    DISPLAY = 2
+    FIRST_STORYTELLER = 3
+    RESHUFFLE = 1_000            # + the reshuffle's number (0, 1, ...)
+    SEAT = 1_000_000             # + the seat: the built-in agents' draws
 
 
 def game_seed(experiment_seed: int, game_index: int) -> np.random.SeedSequence:
-    """The ``SeedSequence`` of game ``game_index`` of an experiment."""
+    """The ``SeedSequence`` of game (deal) ``game_index`` of an experiment."""
     return np.random.SeedSequence(experiment_seed, spawn_key=(game_index,))
 
 
@@ -33,32 +67,77 @@ def as_seed_sequence(seed: GameSeed) -> np.random.SeedSequence:
     return np.random.SeedSequence(int(seed))
 
 
+def game_key(seed: GameSeed) -> tuple[int, int]:
+    """The 128-bit key of a game, as two 64-bit words."""
+    words = as_seed_sequence(seed).generate_state(2, np.uint64)
+    return int(words[0]), int(words[1])
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """The SplitMix64 finaliser (bijective on 64-bit words)."""
+    x = (x ^ (x >> _S30)) * _M1
+    x = (x ^ (x >> _S27)) * _M2
+    return x ^ (x >> _S31)
+
+
+def stream_base(key0: np.ndarray | int, key1: np.ndarray | int,
+                stream: np.ndarray | int) -> np.ndarray:
+    """The SplitMix64 state of one stream of one game (vectorised over games)."""
+    # at least 1-d: NumPy wraps array arithmetic modulo 2**64 silently, but warns on scalars
+    k0 = np.atleast_1d(np.asarray(key0, dtype=np.uint64))
+    k1 = np.atleast_1d(np.asarray(key1, dtype=np.uint64))
+    s = np.atleast_1d(np.asarray(stream, dtype=np.uint64))
+    return _mix(k0 ^ _mix(k1 ^ (s * _STREAM)))
+
+
+def permutation(base: np.ndarray, size: int, offset: int = 0) -> np.ndarray:
+    """The order that sorts ``size`` numbers of a stream from ``offset``: a uniformly random
+    permutation of ``range(size)``."""
+    counters = np.arange(offset, offset + size, dtype=np.uint64)
+    return np.argsort(uniforms(base, counters), kind="stable")
+
+
+def uniforms(base: np.ndarray, counters: np.ndarray | int) -> np.ndarray:
+    """Uniform numbers in [0, 1) at ``counters`` of the streams with ``base`` (broadcast)."""
+    c = np.atleast_1d(np.asarray(counters, dtype=np.uint64))
+    x = _mix(np.asarray(base, dtype=np.uint64) + (c + np.uint64(1)) * _GOLDEN)
+    return (x >> _S11).astype(np.float64) * _TO_UNIT
+
+
+class CounterStream:
+    """The uniform numbers of one stream of one game, handed out in order.
+
+    ``next()`` returns the stream's next number; numbers are computed in blocks, but the
+    ``i``-th number handed out is always ``uniforms(base, i)``, whatever the block size.
+    """
+
+    __slots__ = ("_base", "_block", "_buffer", "_next")
+
+    def __init__(self, key: tuple[int, int], stream: int, block: int = 64) -> None:
+        self._base = stream_base(key[0], key[1], stream)
+        self._block = block
+        self._buffer: list[float] = []
+        self._next = 0
+
+    def next(self) -> float:
+        if not self._buffer:
+            counters = np.arange(self._next, self._next + self._block, dtype=np.uint64)
+            self._buffer = uniforms(self._base, counters).tolist()
+            self._buffer.reverse()
+            self._next += self._block
+        return self._buffer.pop()
+
+    def take(self, count: int, offset: int = 0) -> np.ndarray:
+        """Numbers ``offset .. offset + count - 1`` of the stream, without moving it."""
+        return uniforms(self._base, np.arange(offset, offset + count, dtype=np.uint64))
+
+
 def stream(seed: GameSeed, *key: int) -> np.random.Generator:
-    """A generator for the sub-stream ``key`` of ``seed``."""
+    """A numpy ``Generator`` for the sub-stream ``key`` of a game's ``SeedSequence`` (agents'
+    ``context.rng`` and the engine's fallback actions)."""
     parent = as_seed_sequence(seed)
     child = np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, *key))
     return np.random.Generator(np.random.PCG64(child))
-
-
-@dataclass(frozen=True)
-class GameStreams:
-    """The independent random streams of one game."""
-
-    deal: np.random.Generator
-    display: np.random.Generator
-    agents: tuple[np.random.Generator, ...]
-    fallbacks: tuple[np.random.Generator, ...]
-
-
-def game_streams(seed: GameSeed, n_players: int) -> GameStreams:
-    """Streams for the deal, the display shuffles and each seat (agent and fallback)."""
-    seq = as_seed_sequence(seed)
-    return GameStreams(
-        deal=stream(seq, _DEAL),
-        display=stream(seq, _DISPLAY),
-        agents=tuple(stream(seq, _AGENT, seat) for seat in range(n_players)),
-        fallbacks=tuple(stream(seq, _FALLBACK, seat) for seat in range(n_players)),
-    )
 
 
 def seed_fields(seed: GameSeed) -> tuple[int, tuple[int, ...]]:

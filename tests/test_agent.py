@@ -53,7 +53,7 @@ def test_make_agent_from_dict():
         ("test-typed(depth=2.5)", "parameter depth must be int, got 2.5"),
         ("test-typed(greedy=1)", "parameter greedy must be bool"),
         ("test-typed(depth=)", "bad agent spec"),
-        ("random(block=0)", "block must be at least 1"),
+        ("softmax(temperature=0)", "temperature must be positive"),
         ({"depth": 1}, "has no 'name'"),
     ],
 )

@@ -26,10 +26,10 @@ def test_simulate_is_seeded(capsys):
 
 def test_simulate_rule_overrides_and_per_seat_agents(capsys):
     code = main(["simulate", "--players", "3", "--rules", "refresh", "--set",
-                 "lone_finder_points=4", "--agents", "random,random(block=8),random",
-                 "--games", "5"])
+                 "lone_finder_points=4", "--agents", "random,softmax(temperature=2),random",
+                 "--games", "5", "--deck", "dreams"])
     assert code == 0
-    assert "random(block=8)" in capsys.readouterr().out
+    assert "softmax(temperature=2.0)" in capsys.readouterr().out
 
 
 def test_errors_are_one_line_with_status_2(capsys):
@@ -43,7 +43,8 @@ def test_errors_are_one_line_with_status_2(capsys):
 
 def test_agents_lists_parameters(capsys):
     assert main(["agents"]) == 0
-    assert "random(block: int = 64)" in capsys.readouterr().out
+    listing = capsys.readouterr().out
+    assert "random()" in listing and "softmax(temperature: float = 0.05" in listing
 
 
 def test_run_report_show_and_replay_end_to_end(tmp_path, capsys):

@@ -198,7 +198,7 @@ def test_agent_draws_do_not_change_the_deal():
     hands = [agent.views[0].hand for agent in spies]
     again = [Spy() for _ in range(4)]
     for agent in again:
-        agent.inner = make_agent("random(block=3)")
+        agent.inner = Cheater("none")  # plays differently: its first choices differ
     play_game(again, get_rules("classic"), DECK, 9)
     assert [agent.views[0].hand for agent in again] == hands
 
@@ -306,6 +306,8 @@ class Cheater(Agent):
             return view.own_positions[0]
         if self.mistake == "vote_out_of_range":
             return len(view.display)
+        if self.mistake == "none":  # legal, but not the random agent's choice
+            return next(i for i in range(len(view.display)) if i not in view.own_positions)
         return self.inner.vote(view)
 
 

@@ -11,7 +11,9 @@ import pytest
 import yaml
 from PIL import Image
 
+from agents.random_agent import RandomAgent
 from dixit_lab import Deck, get_rules, make_agent, play_game, read_jsonl, write_jsonl
+from dixit_lab.agent import register_agent
 from dixit_lab.cards import Card
 from dixit_lab.metrics import agent_table
 from dixit_lab.report import _reading, show_game, write_report, write_sweep_report
@@ -134,6 +136,14 @@ def test_plots_follow_the_data(tmp_path):
     assert (first.parent / name).read_bytes() != (second.parent / name).read_bytes()
 
 
+@register_agent("test-report-random")
+class _TunableRandom(RandomAgent):
+    """The random agent with a (meaningless) numeric parameter to sweep over."""
+
+    def __init__(self, block: int = 64) -> None:
+        self.block = block
+
+
 def _sweep(tmp_path: Path, values, column="players.0.params.block", spec=None):
     root = tmp_path / "sweep"
     rows = []
@@ -150,14 +160,15 @@ def _sweep(tmp_path: Path, values, column="players.0.params.block", spec=None):
 
 
 def test_sweep_report_with_three_points(tmp_path):
-    root = _sweep(tmp_path, [4, 16, 64], spec=lambda v: f"random(block={v})")
+    root = _sweep(tmp_path, [4, 16, 64], spec=lambda v: f"test-report-random(block={v})")
     report = write_sweep_report(root)
     joined = pd.read_csv(root / "sweep_agents.csv")
     assert len(joined) == 3 * 2
     assert list(joined.columns[:3]) == ["point", "players.0.params.block", "folder"]
     assert joined[joined.player == "tester"]["players.0.params.block"].tolist() == [4, 16, 64]
     assert joined[joined.player == "tester"].agent.tolist() == [
-        "random(block=4)", "random(block=16)", "random(block=64)"]
+        "test-report-random(block=4)", "test-report-random(block=16)",
+        "test-report-random(block=64)"]
     for point in range(3):  # point reports were written because they were missing
         assert (root / "points" / f"{point:03d}" / "report.md").is_file()
         assert (root / "points" / f"{point:03d}" / "agents.csv").is_file()

@@ -11,15 +11,56 @@ from dixit_lab.agent import make_agent
 from dixit_lab.cards import Deck
 from dixit_lab.game import play_game
 from dixit_lab.rules import get_rules
-from dixit_lab.seeding import game_seed, game_streams, seed_fields, stream
+from dixit_lab.seeding import (
+    CounterStream,
+    Streams,
+    game_key,
+    game_seed,
+    permutation,
+    seed_fields,
+    stream,
+    stream_base,
+    uniforms,
+)
 
 
 def test_streams_are_reproducible_and_distinct():
-    a = game_streams(game_seed(1, 0), 4)
-    b = game_streams(game_seed(1, 0), 4)
-    assert a.deal.random() == b.deal.random()
-    draws = {round(g.random(), 12) for g in (a.display, *a.agents, *a.fallbacks)}
-    assert len(draws) == 1 + 2 * 4
+    key = game_key(game_seed(1, 0))
+    assert key == game_key(game_seed(1, 0)) != game_key(game_seed(1, 1))
+    ids = [Streams.DEAL, Streams.DISPLAY, Streams.FIRST_STORYTELLER, Streams.RESHUFFLE,
+           Streams.RESHUFFLE + 1, *(Streams.SEAT + s for s in range(8))]
+    firsts = {float(uniforms(stream_base(*key, i), 0)[0]) for i in ids}
+    assert len(firsts) == len(ids)
+
+
+def test_a_number_depends_only_on_its_counter():
+    key = game_key(7)
+    small, large = CounterStream(key, 5, block=3), CounterStream(key, 5, block=64)
+    first = [small.next() for _ in range(10)]
+    assert first == [large.next() for _ in range(10)]
+    assert np.array_equal(small.take(4, offset=6), first[6:10])
+    # vectorised over games: each row equals the one-game computation
+    keys = [game_key(game_seed(3, g)) for g in range(5)]
+    k0 = np.array([k[0] for k in keys], dtype=np.uint64)[:, None]
+    k1 = np.array([k[1] for k in keys], dtype=np.uint64)[:, None]
+    batch = uniforms(stream_base(k0, k1, Streams.DEAL), np.arange(84, dtype=np.uint64))
+    for g, k in enumerate(keys):
+        assert np.array_equal(batch[g], uniforms(stream_base(*k, Streams.DEAL),
+                                                 np.arange(84, dtype=np.uint64)))
+
+
+def test_uniforms_look_uniform_and_permutations_are_permutations():
+    values = uniforms(stream_base(*game_key(11), 9), np.arange(200_000, dtype=np.uint64))
+    assert values.min() >= 0 and values.max() < 1
+    assert abs(values.mean() - 0.5) < 0.005 and abs(values.var() - 1 / 12) < 0.002
+    counts = np.histogram(values, bins=20, range=(0, 1))[0]
+    assert counts.min() > 0.9 * 10_000 and counts.max() < 1.1 * 10_000
+    base = stream_base(*game_key(12), Streams.DEAL)
+    assert sorted(permutation(base, 84).tolist()) == list(range(84))
+    # position of card 0 over many games is uniform
+    spots = [int(np.argmax(permutation(stream_base(*game_key(g), 1), 6) == 0))
+             for g in range(3000)]
+    assert max(np.bincount(spots)) < 560 and min(np.bincount(spots)) > 440
 
 
 def test_game_seeds_differ_by_index_and_experiment():

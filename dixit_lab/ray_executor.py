@@ -1,0 +1,142 @@
+"""The Ray executor: play chunks of games on a Ray cluster (or a local Ray instance).
+
+Install it with ``pip install "dixit-lab[ray]"``. Every node of a cluster needs the same
+``dixit_lab`` version and data as the machine that submits the run: a worker plays a chunk with
+:func:`dixit_lab.tournament.play_chunk`, exactly as the process pool does, so the records are
+byte-identical to those of the other executors.
+
+- The :class:`~dixit_lab.tournament.TableSetup` goes to the object store once (``ray.put``);
+  each task receives the reference and a chunk of :class:`~dixit_lab.tournament.GameSpec` s.
+- Agents and embedding spaces are built in the worker processes and cached there (per process):
+  Ray reuses its workers, so a worker builds them once for all the chunks it plays.
+- A task whose worker dies (killed, out of memory, a lost node) is re-run by Ray (``max_retries``);
+  the games are determined by their specs, so a re-run gives the same records, and each chunk
+  is yielded once.
+- At most ``4 x workers`` chunks are in flight (enough to hide a task's round trip, ~1-2 ms
+  here, more across a network), so a long run does not queue all its chunks at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from dixit_lab.tournament import GameSpec, TableSetup, play_chunk
+
+__all__ = ["INSTALL_HINT", "RayNotInstalled", "import_ray", "ray_session", "run_chunks_ray"]
+
+INSTALL_HINT = 'pip install "dixit-lab[ray]"'
+_IN_FLIGHT_PER_WORKER = 4
+
+
+class RayNotInstalled(RuntimeError):
+    """The ``ray`` executor was chosen but Ray is not installed."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or :class:`RayNotInstalled` saying how to install it."""
+    try:
+        import ray
+    except ImportError as error:
+        raise RayNotInstalled(f"the ray executor needs Ray, which is not installed ({error}); "
+                              f"install it with: {INSTALL_HINT}") from None
+    return ray
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """Connect to Ray for the ``with`` block and yield the ``ray`` module.
+
+    If this process is already connected, that connection is used and left open. Otherwise
+    ``address`` None starts a local instance with ``workers`` CPUs (default: all cores), and an
+    address (``HOST:6379``, ``auto`` or ``ray://HOST:10001``) connects to a running cluster;
+    either way the connection is shut down when the block ends. Sweeps run all their points in
+    one session, so a local instance starts (several seconds) only once.
+    """
+    ray = import_ray()
+    started = False
+    if not ray.is_initialized():
+        quiet = {"logging_level": logging.ERROR, "configure_logging": True}
+        if address is None:
+            from dixit_lab.executors import available_workers
+
+            ray.init(num_cpus=workers or available_workers(), include_dashboard=False, **quiet)
+        else:
+            ray.init(address=address, **quiet)
+        started = True
+    try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _cluster_cpus(ray: Any) -> int:
+    try:
+        return max(1, int(ray.cluster_resources().get("CPU", 1)))
+    except Exception:  # pragma: no cover - a cluster that cannot tell
+        return 1
+
+
+def run_chunks_ray(setup: TableSetup, chunks: list[list[GameSpec]], *,
+                   address: str | None = None, workers: int | None = None,
+                   max_retries: int = 3,
+                   task: Callable[[TableSetup, list[GameSpec]], Any] = play_chunk,
+                   ) -> Iterator[list[tuple[int, str]]]:
+    """Yield each chunk's (game index, JSON line) pairs as soon as the chunk is done.
+
+    ``address``: None for a local Ray instance (started here with ``workers`` CPUs, default all
+    cores, unless this process is already connected), or the address of a cluster.
+    ``workers``: caps the chunks in flight at ``4 x workers`` (default: ``4 x`` the cluster's
+    CPUs). A chunk whose worker process dies is re-run up to ``max_retries`` times; an error in
+    a game (:class:`~dixit_lab.tournament.GameFailed`) is raised as the process pool raises it,
+    without retries. ``task`` is what the workers run on each chunk (tests swap in probes).
+    """
+    if not chunks:
+        return
+    with ray_session(address, workers) as ray:
+        from ray.exceptions import RayTaskError
+
+        remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(task)
+        setup_ref = ray.put(setup)  # once: every task gets the reference, not the setup
+        limit = _IN_FLIGHT_PER_WORKER * (workers or _cluster_cpus(ray))
+        pending: dict[Any, int] = {}  # object ref -> chunk id
+        finished: set[int] = set()
+        queue = iter(enumerate(chunks))
+
+        def submit() -> None:
+            item = next(queue, None)
+            if item is not None:
+                pending[remote.remote(setup_ref, item[1])] = item[0]
+
+        try:
+            while len(pending) < limit and len(pending) < len(chunks):
+                submit()
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    chunk_id = pending.pop(ref)
+                    try:
+                        results = ray.get(ref)
+                    except RayTaskError as error:  # an exception raised by the task itself
+                        cause = getattr(error, "cause", None)
+                        if isinstance(cause, BaseException):
+                            raise cause from None
+                        raise
+                    except ray.exceptions.RayError as error:  # worker died max_retries + 1 times
+                        games = [spec.index for spec in chunks[chunk_id]]
+                        raise RuntimeError(
+                            f"ray executor: the chunk of games {games[0]}-{games[-1]} failed "
+                            f"after {max_retries} retries: {type(error).__name__}: {error}"
+                        ) from None
+                    submit()
+                    if chunk_id in finished:  # never hand a chunk on twice
+                        continue
+                    finished.add(chunk_id)
+                    yield results
+        finally:
+            for ref in pending:  # an interrupted run: drop what is still queued or running
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
