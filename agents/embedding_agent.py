@@ -99,21 +99,17 @@ def top_cards(row: list[float], cards: tuple[int, ...] | list[int], count: int) 
 
 def categorical_small(values: list[float], temperature: float, uniform: float) -> int:
     """Index drawn from softmax(values / temperature) by inverting the CDF at ``uniform``.
-    Pure Python: faster than NumPy for the handful of cards of a hand or a table."""
+    Pure Python: faster than NumPy for the handful of cards of a hand or a table. The sum is
+    accumulated left to right (not with ``sum``, whose rounding changed in Python 3.12), as
+    the batched engine's cumulative sum does."""
     top = max(values)
-    weights = [math.exp((v - top) / temperature) for v in values]
-    threshold = uniform * sum(weights)
+    cumulative = []
     total = 0.0
-    for index, weight in enumerate(weights):
-        total += weight
-        if threshold < total:
+    for value in values:
+        total += math.exp((value - top) / temperature)
+        cumulative.append(total)
+    threshold = uniform * total
+    for index, bound in enumerate(cumulative):
+        if threshold < bound:
             return index
-    return len(weights) - 1
-
-
-def categorical(logits: np.ndarray, uniform: float) -> int:
-    """Index drawn from softmax(``logits``) by inverting its CDF at ``uniform`` in [0, 1)."""
-    weights = np.exp(logits - logits.max())
-    cumulative = np.cumsum(weights)
-    index = int(np.searchsorted(cumulative, uniform * cumulative[-1], side="right"))
-    return min(index, len(weights) - 1)
+    return len(values) - 1

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 
+#: every word is in the default clue bank, so embedding agents perceive it without a model
 WORDS: tuple[str, ...] = (
-    "dream", "journey", "shadow", "light", "home", "secret", "time", "storm", "silence",
-    "wonder", "memory", "balance", "escape", "hope", "mystery", "childhood", "night",
-    "freedom", "lost", "together", "alone", "curious", "deep", "hidden", "falling",
+    "dream", "journey", "shadow", "light", "home", "secret", "time", "stormy", "silence",
+    "wonder", "memory", "balance", "escape", "hope", "mystery", "childhood", "midnight",
+    "freedom", "lost", "friendship", "lonely", "curious", "deep", "hidden", "falling",
     "waiting", "growing", "gentle", "strange", "beginning", "ending", "music",
 )
 

@@ -356,3 +356,11 @@ def test_fallback_records_the_fault_and_goes_on(mistake):
 def test_on_illegal_must_be_known():
     with pytest.raises(ValueError, match="on_illegal"):
         play_game(randoms(4), get_rules("classic"), DECK, 1, on_illegal="ignore")  # type: ignore[arg-type]
+
+
+def test_random_agent_words_are_in_the_default_bank():
+    from agents.random_agent import WORDS
+    from dixit_lab.clues import ClueBank
+
+    bank = ClueBank.load("default")
+    assert [word for word in WORDS if word not in bank] == []
