@@ -71,6 +71,9 @@ class CalibratedAgent(ModelStoryteller):
         p = 1.0 / (1.0 + np.exp(-logits))
         return expected_storyteller_points(p, self.voters, self.context.rules)
 
+    #: the fitted listener depends on the whole hand (the margin feature): no batched policy
+    batch_policy = None
+
     def predicted_find(self, hand: list[int], card: int, clue_text: str) -> float:
         clue = self.space.clue_index(clue_text)
         features = pair_features(self.table, hand, clue)

@@ -15,7 +15,7 @@ import numpy as np
 from dixit_lab.agent import Agent, GameContext
 from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError, get_space
 
-__all__ = ["EmbeddingAgent", "categorical", "categorical_small", "top_cards"]
+__all__ = ["EmbeddingAgent", "categorical_small", "top_cards"]
 
 
 class EmbeddingAgent(Agent):

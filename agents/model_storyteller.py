@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.literal import LiteralAgent
+from agents.batch_tools import orderable, searchsorted_rows
+from agents.literal import LiteralAgent, LiteralPolicy
 from agents.softmax_agent import DEFAULT_TEMPERATURE
 from dixit_lab.agent import Clue, GameContext, TellView
 from dixit_lab.listener_model import ListenerModel, listener_model
@@ -71,3 +72,46 @@ class ModelStoryteller(LiteralAgent):
         """The model's probability that one listener finds ``card`` of ``hand`` after
         ``clue_text`` (call after ``begin_game``, which fixes the table shape)."""
         return float(self.model.find[card, self.space.clue_index(clue_text)])
+
+    def batch_policy(self) -> ModelStorytellerPolicy:
+        """The same decisions over many games at once (dixit_lab.batched)."""
+        if self.table_scores is None:
+            raise ValueError(f"{self.name} has no batched policy")
+        return ModelStorytellerPolicy(self)
+
+
+class ModelStorytellerPolicy(LiteralPolicy):
+    """A model storyteller's tell over many games at once; listens like ``literal``.
+
+    The reference tell keeps the (card, clue) pairs whose score is within ``tolerance`` of
+    the hand's best and picks the most similar of them. Here each card's clues are sorted by
+    score once, with a running best (similarity, then lowest clue row) along that order, so a
+    tell is a binary search per card of the hand and a lookup.
+    """
+
+    def __init__(self, agent: ModelStoryteller) -> None:
+        super().__init__(agent)
+        scores = np.asarray(agent.table_scores, dtype=np.float32)
+        similarity = np.asarray(agent.similarity_by_card, dtype=np.float32)
+        n_clues = scores.shape[1]
+        self.tolerance = np.float32(agent.tolerance)
+        self.card_best = scores.max(axis=1)
+        self.ascending = np.sort(scores, axis=1)
+        order = np.argsort(-scores, axis=1, kind="stable")
+        sims = np.take_along_axis(similarity, order, axis=1)
+        keys = (orderable(sims) << np.uint64(32)) | (np.uint64(0xFFFFFFFF)
+                                                     - order.astype(np.uint64))
+        self.prefix = np.maximum.accumulate(keys, axis=1)
+        self.n_clues = n_clues
+
+    def tell(self, hands: np.ndarray, draws: Any) -> tuple[np.ndarray, np.ndarray]:
+        threshold = self.card_best[hands].max(axis=1) - self.tolerance   # float32, as the agent
+        size, h = hands.shape
+        flat = hands.ravel()
+        near = self.n_clues - searchsorted_rows(self.ascending, flat, np.repeat(threshold, h))
+        best = np.where(near > 0, self.prefix[flat, np.maximum(near - 1, 0)], np.uint64(0))
+        best = best.reshape(size, h)
+        position = np.argmax(best >> np.uint64(32), axis=1)
+        chosen = best[np.arange(size), position]
+        clues = (np.uint64(0xFFFFFFFF) - (chosen & np.uint64(0xFFFFFFFF))).astype(np.int64)
+        return hands[np.arange(size), position], clues

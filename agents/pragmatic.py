@@ -4,10 +4,11 @@ why decoys look like the clue."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from agents.model_storyteller import ModelStoryteller
+from agents.model_storyteller import ModelStoryteller, ModelStorytellerPolicy
 from agents.softmax_agent import DEFAULT_TEMPERATURE
 from dixit_lab.agent import GameContext, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
@@ -73,6 +74,10 @@ class PragmaticAgent(ModelStoryteller):
                                              self.model.find_variance)
         return points.astype(np.float32)
 
+    def batch_policy(self) -> PragmaticPolicy:
+        """The same decisions over many games at once (dixit_lab.batched)."""
+        return PragmaticPolicy(self)
+
     def vote(self, view: VoteView) -> int:
         clue = self.clue_id(view.clue)
         if clue is None:
@@ -87,3 +92,19 @@ class PragmaticAgent(ModelStoryteller):
             if score > best_score:
                 best, best_score = position, score
         return best
+
+
+class PragmaticPolicy(ModelStorytellerPolicy):
+    """``pragmatic``'s decisions over many games at once: its Bayesian vote."""
+
+    def __init__(self, agent: PragmaticAgent) -> None:
+        super().__init__(agent)
+        self.preference = agent.preference
+        self.rank = agent.rank
+        self.log_decoy = np.array(agent.log_decoy)
+
+    def vote(self, display: np.ndarray, own: np.ndarray, clues: np.ndarray,
+             draws: Any) -> np.ndarray:
+        rows = clues[:, None]
+        scores = self.preference[rows, display] - self.log_decoy[self.rank[rows, display]]
+        return np.argmax(np.where(own, -np.inf, scores), axis=1)

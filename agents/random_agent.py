@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
+from agents.batch_tools import nth_allowed
 from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 
 #: every word is in the default clue bank, so embedding agents perceive it without a model
@@ -44,3 +49,49 @@ class RandomAgent(Agent):
     def vote(self, view: VoteView) -> int:
         allowed = [i for i in range(len(view.display)) if i not in view.own_positions]
         return allowed[self._below(len(allowed))]
+
+    def batch_policy(self) -> RandomPolicy:
+        """The same decisions over many games at once (dixit_lab.batched)."""
+        return RandomPolicy()
+
+
+class RandomPolicy:
+    """``random``'s decisions over many games at once (see dixit_lab.batched)."""
+
+    clue_texts = None
+    words = WORDS
+
+    def bind(self, texts: tuple[str, ...]) -> None:
+        position = {text: i for i, text in enumerate(texts)}
+        missing = [word for word in WORDS if word not in position]
+        if missing:
+            raise ValueError(f"the random agent's word {missing[0]!r} is not in the table's "
+                             f"clue bank")
+        self.word_rows = np.array([position[word] for word in WORDS], dtype=np.int64)
+
+    @staticmethod
+    def _below(uniform: np.ndarray, n: np.ndarray | int) -> np.ndarray:
+        return np.minimum((uniform * n).astype(np.int64), np.asarray(n) - 1)
+
+    def tell(self, hands: np.ndarray, draws: Any) -> tuple[np.ndarray, np.ndarray]:
+        index = self._below(draws.next(), hands.shape[1])
+        cards = np.take_along_axis(hands, index[:, None], axis=1)[:, 0]
+        words = self._below(draws.next(), len(WORDS))
+        return cards, self.word_rows[words]
+
+    def submit(self, hands: np.ndarray, clues: np.ndarray, n_cards: int,
+               draws: Any) -> np.ndarray:
+        remaining = np.ones(hands.shape, dtype=bool)
+        chosen = np.empty((hands.shape[0], n_cards), dtype=hands.dtype)
+        for i in range(n_cards):
+            index = self._below(draws.next(), hands.shape[1] - i)
+            column = nth_allowed(remaining, index)
+            chosen[:, i] = hands[np.arange(hands.shape[0]), column]
+            remaining[np.arange(hands.shape[0]), column] = False
+        return chosen
+
+    def vote(self, display: np.ndarray, own: np.ndarray, clues: np.ndarray,
+             draws: Any) -> np.ndarray:
+        allowed = ~own
+        index = self._below(draws.next(), allowed.sum(axis=1))
+        return nth_allowed(allowed, index)

@@ -3,8 +3,11 @@ assume."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from agents.batch_tools import categorical_rows, check_same_bank, searchsorted_rows
 from agents.embedding_agent import EmbeddingAgent, categorical_small
 from dixit_lab.agent import Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
@@ -71,3 +74,46 @@ class SoftmaxAgent(EmbeddingAgent):
         index = categorical_small([row[display[i]] for i in allowed], self.temperature,
                                   self._u())
         return allowed[index]
+
+    def batch_policy(self) -> SoftmaxPolicy:
+        """The same decisions over many games at once (dixit_lab.batched)."""
+        return SoftmaxPolicy(self)
+
+
+class SoftmaxPolicy:
+    """``softmax``'s decisions over many games at once (see dixit_lab.batched)."""
+
+    def __init__(self, agent: SoftmaxAgent) -> None:
+        self.temperature = agent.temperature
+        self.similarity = np.asarray(agent.space.similarity)
+        self.best_similarity = np.array(agent.best_similarity)
+        self.clue_cdf = agent.clue_cdf
+        self.clue_texts = agent.space.clues.texts
+
+    def bind(self, texts: tuple[str, ...]) -> None:
+        check_same_bank(self.clue_texts, texts)
+
+    def tell(self, hands: np.ndarray, draws: Any) -> tuple[np.ndarray, np.ndarray]:
+        index = categorical_rows(self.best_similarity[hands], self.temperature, draws.next())
+        cards = np.take_along_axis(hands, index[:, None], axis=1)[:, 0]
+        cdf = self.clue_cdf
+        targets = draws.next() * cdf[cards, -1]
+        clues = searchsorted_rows(cdf, cards, targets, side="right")
+        return cards, np.minimum(clues, cdf.shape[1] - 1)
+
+    def submit(self, hands: np.ndarray, clues: np.ndarray, n_cards: int,
+               draws: Any) -> np.ndarray:
+        values = self.similarity[clues[:, None], hands].astype(np.float64)
+        remaining = np.ones(hands.shape, dtype=bool)
+        chosen = np.empty((hands.shape[0], n_cards), dtype=hands.dtype)
+        rows = np.arange(hands.shape[0])
+        for i in range(n_cards):
+            column = categorical_rows(values, self.temperature, draws.next(), remaining)
+            chosen[:, i] = hands[rows, column]
+            remaining[rows, column] = False
+        return chosen
+
+    def vote(self, display: np.ndarray, own: np.ndarray, clues: np.ndarray,
+             draws: Any) -> np.ndarray:
+        values = self.similarity[clues[:, None], display].astype(np.float64)
+        return categorical_rows(values, self.temperature, draws.next(), ~own)

@@ -83,12 +83,13 @@ class ExecutorConfig(_Strict):
     """Where games run: ``local`` (this process), ``process`` (a pool of worker processes;
     ``workers`` defaults to all cores) or ``ray`` (a Ray cluster at ``address``, e.g.
     ``HEAD:6379``; no address starts a local Ray instance with ``workers`` CPUs; needs
-    ``pip install "dixit-lab[ray]"``). Games go out in chunks of ``chunk_size``; every executor
-    gives the same records."""
+    ``pip install "dixit-lab[ray]"``). Games go out in chunks of ``chunk_size`` (default: 25
+    games for the reference engine, 1,000 for the batched one); every executor gives the same
+    records."""
 
     kind: Literal["local", "process", "ray"] = "process"
     workers: int | None = Field(default=None, ge=1)
-    chunk_size: int = Field(default=25, ge=1)
+    chunk_size: int | None = Field(default=None, ge=1)
     address: str | None = None
 
 
@@ -117,6 +118,9 @@ class ExperimentConfig(_Strict):
     games: int = Field(ge=1)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     on_illegal: Literal["raise", "fallback"] = "fallback"
+    #: ``auto`` plays with the batched engine when every agent supports it (same records,
+    #: much faster), ``reference`` forces the one-game-at-a-time engine, ``batched`` insists
+    engine: Literal["auto", "reference", "batched"] = "auto"
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     out: str | None = None
     sweep: dict[str, list[Any]] | None = None

@@ -61,12 +61,11 @@ def write_outputs(folder: str | Path, run: Any = None, *, bootstrap: int = 200) 
     if old.is_file():
         summary = json.loads(old.read_text(encoding="utf-8"))
     summary.update(summary_stats(records))
-    if run is not None:
+    if run is not None and run.played:  # a rerun that played nothing keeps the old timing
         summary.update({
             "wall_seconds": round(run.wall_seconds, 3),
             "games_played_this_run": run.played,
-            "games_per_second": (round(run.games_per_second, 1)
-                                 if run.played else summary.get("games_per_second")),
+            "games_per_second": round(run.games_per_second, 1),
             "workers": run.workers,
         })
     buffer = io.StringIO()

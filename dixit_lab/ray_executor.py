@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -62,8 +63,11 @@ def ray_session(address: str | None = None, workers: int | None = None) -> Itera
         if address is None:
             from dixit_lab.executors import available_workers
 
-            ray.init(num_cpus=workers or available_workers(), include_dashboard=False, **quiet)
+            # "local": a new instance even if `ray start` left a cluster on this machine
+            ray.init(address="local", num_cpus=workers or available_workers(),
+                     include_dashboard=False, **quiet)
         else:
+            _check_reachable(address)
             ray.init(address=address, **quiet)
         started = True
     try:
@@ -71,6 +75,20 @@ def ray_session(address: str | None = None, workers: int | None = None) -> Itera
     finally:
         if started:
             ray.shutdown()
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast, in one line, on a ``HOST:PORT`` that nothing listens on (``ray.init`` would
+    retry for minutes and print the low-level errors of its client)."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return  # "auto", "ray://..." and the like: Ray knows best
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise RuntimeError(f"cannot reach the Ray cluster at {address} ({error}); start it "
+                           f"with `ray start --head` on the head node, or check --address"
+                           ) from None
 
 
 def _cluster_cpus(ray: Any) -> int:

@@ -65,7 +65,7 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
         entry.pop("spec", None)
     data.get("rules", {}).pop("resolved", None)
     config = parse_config(data, str(config_path))
-    from dixit_lab.runner import game_specs, table_setup
+    from dixit_lab.runner import chunk_size_for, game_specs, table_setup
 
     recorded = games_path.read_text(encoding="utf-8").splitlines()
     specs = game_specs(config)
@@ -76,7 +76,7 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
     with progress(total=len(specs), desc="replay", unit="game",
                   disable_all=not show_progress) as bar:
         replayed: dict[int, str] = {}
-        for results in run_chunks(setup, chunked(specs, config.executor.chunk_size), executor,
+        for results in run_chunks(setup, chunked(specs, chunk_size_for(config, setup)), executor,
                                   workers, address):
             for index, line in results:
                 replayed[index] = line

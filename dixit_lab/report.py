@@ -70,26 +70,47 @@ _LABEL_CHARS = 38
 # -- small helpers ---------------------------------------------------------------------------
 
 
+_STYLE = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10,
+          "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9}
+
+
+class _Plots:
+    """What the plotting code needs of ``pyplot``, without pyplot: figures are plain
+    ``matplotlib.figure.Figure`` objects, so writing a report never changes the backend or
+    the global style of the caller's session (e.g. a notebook's inline plots)."""
+
+    def __init__(self) -> None:
+        import matplotlib
+        import matplotlib.cm
+        import matplotlib.ticker
+
+        self.matplotlib = matplotlib
+        self.cm = matplotlib.cm
+
+    def subplots(self, nrows: int = 1, ncols: int = 1, **kwargs: Any) -> tuple[Figure, Any]:
+        from matplotlib.figure import Figure
+
+        style = self.matplotlib.rc_context(_STYLE)
+        style.__enter__()  # left in _save, once the figure is written
+        figure = Figure(figsize=kwargs.pop("figsize", None))
+        figure._dixit_style = style  # type: ignore[attr-defined]
+        axes = figure.subplots(nrows, ncols, **kwargs)
+        return figure, axes
+
+
 def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10,
-                         "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9})
-    return plt
+    return _Plots()
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    """Save a figure atomically as PNG and close it."""
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
+    """Save a figure atomically as PNG."""
     try:
+        fig.tight_layout()
         atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=_DPI))
     finally:
-        plt.close(fig)
+        style = getattr(fig, "_dixit_style", None)
+        if style is not None:
+            style.__exit__(None, None, None)
     return path
 
 

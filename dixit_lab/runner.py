@@ -28,7 +28,7 @@ from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
 
 __all__ = ["RunResult", "run_experiment", "run_sweep", "table_setup"]
 
-_IGNORED_FOR_RESUME = ("executor", "out", "description")
+_IGNORED_FOR_RESUME = ("executor", "out", "description", "engine")
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,21 @@ def table_setup(config: ExperimentConfig) -> TableSetup:
     seats = config.seats()
     return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
                       names=tuple(name for name, _ in seats),
-                      specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal)
+                      specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
+                      engine=config.engine)
+
+
+def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
+                   override: int | None = None, workers: int = 1) -> int:
+    """Games per chunk: as given, else 25 for the reference engine (a chunk is a second or
+    two of work) and, for the batched engine (which wants many games at once), enough for two
+    chunks per worker, between 100 and 2,000 games."""
+    given = override or config.executor.chunk_size
+    if given:
+        return given
+    if not setup.batched():
+        return 25
+    return max(100, min(2000, -(-config.games // (2 * max(workers, 1)))))
 
 
 def game_specs(config: ExperimentConfig) -> list[GameSpec]:
@@ -147,7 +161,7 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     played = 0
     if missing:
         parts.mkdir(exist_ok=True)
-        chunks = chunked(missing, chunk_size or config.executor.chunk_size)
+        chunks = chunked(missing, chunk_size_for(config, setup, chunk_size, count))
         bar = progress(total=len(specs), desc=config.name, unit="game",
                        initial=len(specs) - len(missing), disable_all=not show_progress)
         try:

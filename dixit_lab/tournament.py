@@ -47,10 +47,25 @@ class TableSetup:
     names: tuple[str, ...]   # by pool seat
     specs: tuple[str, ...]   # by pool seat
     on_illegal: str
+    engine: str = "auto"     # auto | reference | batched
 
     @property
     def key(self) -> tuple[Any, ...]:
         return (self.rules, self.deck, self.specs, self.on_illegal)
+
+    def batched(self) -> bool:
+        """Whether games are played by the batched engine: ``auto`` uses it when every agent
+        supports it, ``batched`` insists, ``reference`` never does."""
+        if self.engine == "reference":
+            return False
+        from dixit_lab.batched import batch_supported
+
+        unsupported = sorted({spec for spec in self.specs
+                              if not batch_supported(make_agent(spec))})
+        if unsupported and self.engine == "batched":
+            raise ValueError(f"engine 'batched' was asked for, but {', '.join(unsupported)} "
+                             f"has no batched policy; use engine: auto or reference")
+        return not unsupported
 
 
 def schedule_games(kind: str, pool: int, table_size: int, games: int, seed: int
@@ -106,8 +121,34 @@ class _AgentPool:
 _POOL = _AgentPool()
 
 
+_SHARED: dict[tuple[Any, ...], dict[str, Agent]] = {}
+
+
+def _play_batched(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
+    from dixit_lab.batched import play_batch
+
+    deck = load_deck(setup.deck)
+    shared = _SHARED.setdefault(setup.key, {})
+    for spec in setup.specs:
+        if spec not in shared:
+            shared[spec] = make_agent(spec)
+    tables = [[shared[setup.specs[s]] for s in game.seats] for game in chunk]
+    metas = [{"game": game.index, "deal": game.deal,
+              "players": [setup.names[s] for s in game.seats]} for game in chunk]
+    seeds = [game_seed(setup.seed, game.deal) for game in chunk]
+    try:
+        lines = play_batch(tables, setup.rules, deck, seeds, metas)
+    except Exception as error:
+        raise GameFailed(f"games {chunk[0].index}..{chunk[-1].index} (batched engine): "
+                         f"{type(error).__name__}: {error}") from None
+    return [(game.index, line) for game, line in zip(chunk, lines, strict=True)]
+
+
 def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
-    """Play the games of ``chunk`` and return (game index, JSON line) pairs."""
+    """Play the games of ``chunk`` and return (game index, JSON line) pairs, with the batched
+    engine when the setup allows it (the records are the same either way)."""
+    if setup.engine != "reference" and chunk and setup.batched():
+        return _play_batched(setup, chunk)
     deck = load_deck(setup.deck)
     out = []
     for spec in chunk:

@@ -98,7 +98,7 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
          workers: int | None = None, log: Callable[[str], None] = print) -> list[Candidate]:
     """Run the search described by the config's ``tune`` section; write ``tune.csv``,
     ``tune.json`` and ``tune.png`` into the results folder and return the candidates."""
-    from dixit_lab.runner import game_specs, table_setup
+    from dixit_lab.runner import chunk_size_for, game_specs, table_setup
 
     if not data.get("tune"):
         raise ConfigError(f"{source}: no 'tune' section (parameter, low, high, player, metric)")
@@ -129,8 +129,9 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
             break
         for candidate in alive:
             setup = table_setup(configs[candidate.value])
-            for chunk in run_chunks(setup, chunked(batch, first.executor.chunk_size),
-                                    first.executor.kind, workers):
+            size = chunk_size_for(first, setup)
+            for chunk in run_chunks(setup, chunked(batch, size), first.executor.kind, workers,
+                                    address=first.executor.address):
                 for _, line in chunk:
                     sample = metric(GameRecord.from_json(line), settings.player)
                     if sample is not None:
@@ -172,12 +173,10 @@ def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], play
 
 
 def _plot(folder: Path, settings: TuneConfig, candidates: list[Candidate]) -> None:
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
     xs = [c.value for c in candidates]
     means = [c.mean for c in candidates]
     errors = [c.half_width if math.isfinite(c.half_width) else 0 for c in candidates]
@@ -190,4 +189,3 @@ def _plot(folder: Path, settings: TuneConfig, candidates: list[Candidate]) -> No
     ax.set_title("tuning: green = still in the race, grey = dropped")
     fig.tight_layout()
     atomic_write(folder / "tune.png", lambda tmp: fig.savefig(tmp, format="png", dpi=120))
-    plt.close(fig)

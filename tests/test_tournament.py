@@ -47,7 +47,8 @@ def test_bad_schedules():
 
 
 SETUP = TableSetup(seed=9, rules=get_rules("classic"), deck="numbered-84",
-                   names=("a", "b", "c", "d"), specs=("random",) * 4, on_illegal="raise")
+                   names=("a", "b", "c", "d"), specs=("random",) * 4, on_illegal="raise",
+                   engine="reference")
 
 
 def test_results_do_not_depend_on_chunking_or_workers():
@@ -63,6 +64,7 @@ def test_results_do_not_depend_on_chunking_or_workers():
 
 def test_a_failing_game_is_named():
     setup = TableSetup(seed=9, rules=get_rules("classic"), deck="numbered-84",
-                       names=("a", "b", "c", "d"), specs=("literal",) * 4, on_illegal="raise")
+                       names=("a", "b", "c", "d"), specs=("literal",) * 4, on_illegal="raise",
+                       engine="reference")
     with pytest.raises(GameFailed, match=r"game 0 \(players \['a', 'b', 'c', 'd'\]\).*has none"):
         play_chunk(setup, schedule_games("rotation", 4, 4, 1, seed=9))

@@ -1,0 +1,419 @@
+"""The batched engine: many games at once as NumPy arrays, identical to the reference engine.
+
+:func:`dixit_lab.game.play_game` is the readable definition of a game. This module plays the
+same games for a whole batch of seeds in lockstep: hands, piles, scores and votes are arrays
+over games, and every agent's decision is an array operation over the games in which that
+agent acts (a :class:`BatchPolicy`, which the agent provides through ``batch_policy()``).
+Random numbers come from the same counter-based streams as the reference engine (see
+:mod:`dixit_lab.seeding`), so the records are byte-identical; ``tests/test_batched.py``
+checks that for every supported agent, rule preset and player count.
+
+All games of a batch share the table shape (players, rules, deck), so the draw pile shrinks
+and is reshuffled at the same rounds in every game; only a target score ends games early.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from dixit_lab.agent import Agent, GameContext
+from dixit_lab.cards import Deck
+from dixit_lab.rules import RuleSet
+from dixit_lab.seeding import Streams, game_key, seed_fields, stream_base, uniforms
+
+__all__ = ["BatchPolicy", "Draws", "batch_supported", "play_batch"]
+
+
+class Draws:
+    """The next uniform number of each (game, seat) stream of the rows a decision concerns."""
+
+    def __init__(self, bases: np.ndarray, counters: np.ndarray, rows: np.ndarray,
+                 seats: np.ndarray) -> None:
+        self._bases, self._counters, self._rows, self._seats = bases, counters, rows, seats
+
+    def next(self) -> np.ndarray:
+        counters = self._counters[self._rows, self._seats]
+        values = uniforms(self._bases[self._rows, self._seats], counters.astype(np.uint64))
+        self._counters[self._rows, self._seats] = counters + 1
+        return values
+
+
+class BatchPolicy(Protocol):
+    """An agent's decisions over many games at once (rows), exactly as the agent decides."""
+
+    def tell(self, hands: np.ndarray, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
+        """(R, h) hands -> (cards, clue rows of the clue bank), each (R,)."""
+        ...
+
+    def submit(self, hands: np.ndarray, clues: np.ndarray, n_cards: int,
+               draws: Draws) -> np.ndarray:
+        """(R, h) hands, (R,) clues -> (R, n_cards) cards, in the agent's order."""
+        ...
+
+    def vote(self, display: np.ndarray, own: np.ndarray, clues: np.ndarray,
+             draws: Draws) -> np.ndarray:
+        """(R, k) displayed cards, (R, k) own-card mask, (R,) clues -> (R,) positions."""
+        ...
+
+
+def batch_supported(agent: Agent) -> bool:
+    """True if the agent declares a batched policy (``batch_policy()``)."""
+    return callable(getattr(agent, "batch_policy", None))
+
+
+@dataclass(frozen=True)
+class _Shape:
+    n: int
+    hand: int
+    per_player: int
+    shown: int
+    deck: int
+
+
+def _policies(agents: Sequence[Agent], n: int, rules: RuleSet, deck: Deck
+              ) -> tuple[list[Any], tuple[str, ...]]:
+    """A batch policy per distinct agent (prepared for this table shape) and the table's
+    clue list."""
+    policies = []
+    for agent in agents:
+        name = getattr(agent, "spec", None) or agent.name
+        if not batch_supported(agent):
+            raise ValueError(f"agent {name!r} has no batched policy; use the reference engine")
+        cache = agent.__dict__.setdefault("_batch_policies", {})
+        key = (n, rules, deck.name, len(deck))
+        if key not in cache:  # prepared once per agent instance and table shape
+            agent.begin_game(GameContext(0, n, rules, deck, (name,) * n,
+                                         lambda: np.random.default_rng(0)))
+            cache[key] = agent.batch_policy()
+        policies.append(cache[key])
+    # one clue list for the table: the embedding agents' bank, or the policies' own words
+    banks = [p.clue_texts for p in policies if p.clue_texts is not None]
+    clue_texts = tuple(banks[0]) if banks else tuple(policies[0].words)
+    for policy in policies:
+        policy.bind(clue_texts)
+    return policies, clue_texts
+
+
+def play_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+               seeds: Sequence[Any], metas: Sequence[dict[str, Any]] | None = None
+               ) -> list[str]:
+    """Play game ``g`` with the agents ``tables[g]`` (by seat) from ``seeds[g]``, for all
+    games at once, and return their JSON lines: exactly ``play_game(tables[g], rules, deck,
+    seeds[g], meta=metas[g]).to_json()``. Every agent must support batching; one agent
+    instance may sit in many seats and games (batched policies keep no state)."""
+    if len(tables) != len(seeds):
+        raise ValueError(f"{len(tables)} tables for {len(seeds)} seeds")
+    if not tables:
+        return []
+    n = len(tables[0])
+    if any(len(table) != n for table in tables):
+        raise ValueError("all games of a batch need the same number of players")
+    rules.check_players(n)
+    shape = _Shape(n, rules.hand_size_for(n), rules.cards_per_player(n),
+                   rules.displayed_cards(n), len(deck))
+    deck.check_playable(n, shape.hand, shape.shown)
+    distinct: dict[int, int] = {}
+    agents: list[Agent] = []
+    seating = np.empty((len(tables), n), dtype=np.int64)
+    for g, table in enumerate(tables):
+        for seat, agent in enumerate(table):
+            index = distinct.get(id(agent))
+            if index is None:
+                index = distinct[id(agent)] = len(agents)
+                agents.append(agent)
+            seating[g, seat] = index
+    policies, clue_texts = _policies(agents, n, rules, deck)
+    names = [getattr(a, "spec", None) or a.name for a in agents]
+    games = _Batch(shape, rules, seeds, seating)
+    rounds = games.run(policies)
+    return games.json_lines(rounds, rules, deck, names, clue_texts, metas)
+
+
+class _Batch:
+    """The state of B games of one table shape."""
+
+    def __init__(self, shape: _Shape, rules: RuleSet, seeds: Sequence[Any],
+                 seating: np.ndarray) -> None:
+        self.shape, self.rules = shape, rules
+        self.seeds = list(seeds)
+        self.seating = seating  # (B, n): the policy of each seat of each game
+        b = len(self.seeds)
+        keys = np.array([game_key(seed) for seed in self.seeds], dtype=np.uint64).reshape(b, 2)
+        k0, k1 = keys[:, :1], keys[:, 1:]
+        n, h = shape.n, shape.hand
+        deal = stream_base(k0, k1, Streams.DEAL)
+        counters = np.arange(shape.deck, dtype=np.uint64)
+        order = np.argsort(uniforms(deal, counters), axis=1, kind="stable")
+        self.hands = order[:, :n * h].reshape(b, n, h).copy()
+        # the pile as the reference keeps it: a list whose last element is drawn first
+        self.pile = order[:, n * h:][:, ::-1].copy()
+        self.discard = np.empty((b, 0), dtype=order.dtype)
+        self.display_base = stream_base(k0, k1, Streams.DISPLAY)[:, 0]
+        self.reshuffle_keys = (k0, k1)
+        self.seat_bases = stream_base(k0, k1, Streams.SEAT + np.arange(n, dtype=np.uint64))
+        self.seat_counters = np.zeros((b, n), dtype=np.int64)
+        if rules.first_storyteller == "seat0":
+            self.storyteller = np.zeros(b, dtype=np.int64)
+        else:
+            first = uniforms(stream_base(k0, k1, Streams.FIRST_STORYTELLER), 0)[:, 0]
+            self.storyteller = np.minimum((first * n).astype(np.int64), n - 1)
+        self.scores = np.zeros((b, n), dtype=np.int64)
+        self.active = np.ones(b, dtype=bool)
+        self.end_round = np.full(b, -1, dtype=np.int64)
+        self.end_reason = np.array(["max_rounds"] * b, dtype=object)
+        self.reshuffles = 0
+
+    # -- one round -------------------------------------------------------------------------
+
+    def run(self, policies: list[Any]) -> list[dict[str, np.ndarray]]:
+        rounds = []
+        for index in range(self.rules.max_rounds):
+            live = np.flatnonzero(self.active)
+            if live.size == 0:
+                break
+            rounds.append(self.play_round(index, live, policies))
+            if not self.active.any():
+                break
+        still = self.active
+        self.end_round[still] = len(rounds) - 1
+        return rounds
+
+    def _decide(self, policies: list[Any], live: np.ndarray, seats: np.ndarray, action: str,
+                *args: np.ndarray, **kwargs: Any) -> list[tuple[np.ndarray, Any]]:
+        """Run ``action`` of each acting agent's policy on the games where it acts."""
+        acting = self.seating[live, seats]
+        out = []
+        for index in np.unique(acting).tolist():
+            mask = acting == index
+            rows = live[mask]
+            draws = Draws(self.seat_bases, self.seat_counters, rows, seats[mask])
+            result = getattr(policies[index], action)(*(a[mask] for a in args), **kwargs,
+                                                      draws=draws)
+            out.append((mask, result))
+        return out
+
+    def play_round(self, index: int, live: np.ndarray, policies: list[Any]
+                   ) -> dict[str, np.ndarray]:
+        shape, rules = self.shape, self.rules
+        n, h, per, k = shape.n, shape.hand, shape.per_player, shape.shown
+        size = live.size
+        teller = self.storyteller[live]
+        hands = self.hands[live]                         # (L, n, h)
+        teller_hands = hands[np.arange(size), teller]    # (L, h)
+        cards = np.empty(size, dtype=np.int64)
+        clues = np.empty(size, dtype=np.int64)
+        for mask, (told_cards, told_clues) in self._decide(policies, live, teller, "tell",
+                                                           teller_hands):
+            cards[mask], clues[mask] = told_cards, told_clues
+        teller_hand_copy = teller_hands.copy()
+
+        table = np.empty((size, k), dtype=np.int64)
+        owners = np.empty((size, k), dtype=np.int64)
+        table[:, 0], owners[:, 0] = cards, teller
+        column = 1
+        for offset in range(1, n):
+            seat = (teller + offset) % n
+            seat_hands = hands[np.arange(size), seat]
+            chosen = np.empty((size, per), dtype=np.int64)
+            for mask, result in self._decide(policies, live, seat, "submit", seat_hands, clues,
+                                             n_cards=per):
+                chosen[mask] = result
+            table[:, column:column + per] = chosen
+            owners[:, column:column + per] = seat[:, None]
+            column += per
+
+        # remove the played cards from the hands, keeping the order of the rest
+        played = np.zeros((size, n, h), dtype=bool)
+        for column in range(k):
+            played |= (hands == table[:, column, None, None]) & (
+                np.arange(n)[None, :, None] == owners[:, column, None, None])
+        kept_order = np.argsort(played, axis=2, kind="stable")
+        hands = np.take_along_axis(hands, kept_order, axis=2)  # kept cards first, in order
+
+        counters = index * k + np.arange(k, dtype=np.uint64)
+        permutation = np.argsort(uniforms(self.display_base[live, None], counters), axis=1,
+                                 kind="stable")
+        display = np.take_along_axis(table, permutation, axis=1)
+        card_owner = np.take_along_axis(owners, permutation, axis=1)
+
+        votes = np.full((size, n), -1, dtype=np.int64)
+        for offset in range(1, n):
+            seat = (teller + offset) % n
+            own = card_owner == seat[:, None]
+            for mask, result in self._decide(policies, live, seat, "vote", display, own, clues):
+                votes[np.flatnonzero(mask), seat[mask]] = result
+        points = self._score(teller, display, card_owner, votes, cards)
+        self.scores[live] += points
+        record = {"rows": live, "storyteller": teller, "clue": clues, "card": cards,
+                  "display": display, "card_owner": card_owner, "votes": votes,
+                  "points": points, "scores": self.scores[live].copy(),
+                  "hand": teller_hand_copy}
+
+        # end of the round: target score, then the refill (the same for every game)
+        ended = np.zeros(size, dtype=bool)
+        if rules.target_score is not None:
+            ended = self.scores[live].max(axis=1) >= rules.target_score
+            self._end(live[ended], index, "target_score")
+        self.hands[live] = hands
+        self.discard = np.concatenate([self.discard, np.zeros((self.discard.shape[0], k),
+                                                              dtype=self.discard.dtype)], axis=1)
+        self.discard[live, -k:] = display
+        going = live[~ended]
+        if going.size:
+            exhausted = self._refill(going, teller[~ended], index)
+            if exhausted:
+                self._end(going, index, "deck_exhausted")
+        self.storyteller[live] = (teller + 1) % n
+        return record
+
+    def _end(self, rows: np.ndarray, index: int, reason: str) -> None:
+        self.active[rows] = False
+        self.end_round[rows] = index
+        self.end_reason[rows] = reason
+
+    def _score(self, teller: np.ndarray, display: np.ndarray, card_owner: np.ndarray,
+               votes: np.ndarray, cards: np.ndarray) -> np.ndarray:
+        rules, n = self.rules, self.shape.n
+        size = teller.size
+        target = np.argmax(display == cards[:, None], axis=1)
+        voting = votes >= 0
+        found = voting & (votes == target[:, None])
+        finders = found.sum(axis=1)
+        voters = n - 1
+        owner_of_vote = np.take_along_axis(card_owner, np.maximum(votes, 0), axis=1)
+        received = np.zeros((size, n), dtype=np.int64)
+        decoy_votes = voting & ~found
+        for seat in range(n):
+            received[:, seat] = (decoy_votes & (owner_of_vote == seat)).sum(axis=1)
+        is_teller = np.arange(n)[None, :] == teller[:, None]
+        search = np.zeros((size, n), dtype=np.int64)
+        all_or_none = (finders == 0) | (finders == voters)
+        search[all_or_none[:, None] & ~is_teller] = rules.all_or_none_points
+        some = ~all_or_none
+        finder_points = np.full(size, rules.finder_points)
+        teller_points = np.full(size, rules.storyteller_points)
+        if rules.lone_finder_points is not None:
+            lone = some & (finders == 1)
+            finder_points[lone] = rules.lone_finder_points
+            teller_points[lone] = rules.lone_finder_points
+        search[some[:, None] & found] = np.broadcast_to(finder_points[:, None],
+                                                        (size, n))[some[:, None] & found]
+        search[some[:, None] & is_teller] = teller_points[some]
+        bonus = np.where(is_teller, 0, received)
+        if rules.vote_bonus_cap is not None:
+            bonus = np.minimum(bonus, rules.vote_bonus_cap)
+        return search + bonus
+
+    def _refill(self, rows: np.ndarray, teller: np.ndarray, index: int) -> bool:
+        """Refill the hands of ``rows`` (all games are at the same pile length). True if the
+        game ends because the deck is exhausted."""
+        shape, mode = self.shape, self.rules.deck_exhausted
+        n, h, per = shape.n, shape.hand, shape.per_player
+        need = shape.shown
+        pile_length = self.pile.shape[1]
+        if pile_length < need:
+            if mode == "end_when_cannot_refill":
+                return True
+            if mode == "reshuffle_discard":
+                combined = np.concatenate([self.pile, self.discard], axis=1)
+                k0, k1 = self.reshuffle_keys
+                base = stream_base(k0, k1, Streams.RESHUFFLE + self.reshuffles)
+                self.reshuffles += 1
+                counters = np.arange(combined.shape[1], dtype=np.uint64)
+                order = np.argsort(uniforms(base, counters), axis=1, kind="stable")
+                self.pile = np.take_along_axis(combined, order, axis=1)
+                self.discard = self.discard[:, :0]
+                pile_length = self.pile.shape[1]
+                if pile_length < need:
+                    return True
+        # who draws the t-th card: seats from the storyteller's left, each to a full hand
+        takers = []
+        for offset in range(1, n + 1):
+            count = 1 if offset == n else per
+            takers += [offset] * count
+        drawn = min(need, pile_length)
+        size = rows.size
+        seats = (teller[:, None] + np.array(takers[:drawn])[None, :]) % n  # (R, drawn)
+        cards = self.pile[rows][:, ::-1][:, :drawn]                         # popped in order
+        hands = self.hands[rows]
+        # the kept cards fill the first slots; drawn cards go after them, seat by seat
+        is_teller = np.arange(n)[None, :] == teller[:, None]
+        filled = h - np.where(is_teller, 1, per)
+        for t in range(drawn):
+            seat = seats[:, t]
+            hands[np.arange(size), seat, filled[np.arange(size), seat]] = cards[:, t]
+            filled[np.arange(size), seat] += 1
+        self.hands[rows] = hands
+        self.pile = self.pile[:, :pile_length - drawn]
+        return mode == "end_when_last_drawn" and self.pile.shape[1] == 0
+
+    # -- records ---------------------------------------------------------------------------
+
+    def json_lines(self, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
+                   names: Sequence[str], clue_texts: Sequence[str],
+                   metas: Sequence[dict[str, Any]] | None) -> list[str]:
+        """The records as JSON lines, byte for byte as ``GameRecord.to_json`` writes them
+        (written from templates: ``json.dumps`` per game would cost more than the games)."""
+        from dixit_lab.game import _options
+
+        def dumps(value: Any) -> str:
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+        def array(values: list[Any]) -> str:
+            return str(values).replace(" ", "")
+
+        def rows(matrix: np.ndarray) -> list[str]:
+            """The rows of an integer matrix as JSON arrays without brackets, in one go."""
+            text = str(matrix.tolist()).replace(" ", "")
+            return text[2:-2].split("],[")
+
+        b = len(self.seeds)
+        clue_json: dict[int, str] = {}
+        per_game: list[list[str]] = [[] for _ in range(b)]
+        for rnd in rounds:
+            games = rnd["rows"].tolist()
+            tellers = rnd["storyteller"].tolist()
+            clues = rnd["clue"].tolist()
+            cards = rnd["card"].tolist()
+            displays = rows(rnd["display"])
+            owners = rows(rnd["card_owner"])
+            votes = [v.replace("-1", "null") for v in rows(rnd["votes"])]
+            points = rows(rnd["points"])
+            scores = rows(rnd["scores"])
+            hands = rows(rnd["hand"])
+            for i, row in enumerate(games):
+                clue = clue_json.get(clues[i])
+                if clue is None:
+                    clue = clue_json[clues[i]] = dumps(clue_texts[clues[i]])
+                per_game[row].append(
+                    f'{{"storyteller":{tellers[i]},"clue":{clue},'
+                    f'"storyteller_card":{cards[i]},"display":[{displays[i]}],'
+                    f'"card_owner":[{owners[i]}],"votes":[{votes[i]}],'
+                    f'"points":[{points[i]}],"scores":[{scores[i]}],'
+                    f'"storyteller_hand":[{hands[i]}]}}')
+        before = f'"rules":{dumps(rules.name)},"rule_options":{dumps(_options(rules))},'
+        after = f',"deck":{dumps(deck.name)},"rounds":['
+        seatings: dict[tuple[int, ...], str] = {}
+        final = self.scores.tolist()
+        lines = []
+        for row, seating in enumerate(map(tuple, self.seating.tolist())):
+            common = seatings.get(seating)
+            if common is None:
+                agents = dumps([names[i] for i in seating])
+                common = seatings[seating] = f'{before}"agents":{agents}{after}'
+
+            entropy, spawn_key = seed_fields(self.seeds[row])
+            best = max(final[row])
+            winners = [s for s, v in enumerate(final[row]) if v == best]
+            meta = metas[row] if metas is not None else None
+            tail = f',"meta":{dumps(meta)}' if meta else ""
+            lines.append(
+                f'{{"seed":{entropy},"spawn_key":{array(list(spawn_key))},{common}'
+                f'{",".join(per_game[row])}],"final_scores":{array(final[row])},'
+                f'"winners":{array(winners)},"end_reason":"{self.end_reason[row]}"{tail}}}')
+        return lines
