@@ -17,7 +17,7 @@ import numpy as np
 from dixit_lab.agent import Agent, Clue, GameContext, PublicRound, SubmitView, TellView, VoteView
 from dixit_lab.cards import Deck
 from dixit_lab.records import EndReason, Fault, GameRecord, RoundRecord
-from dixit_lab.rules import IllegalAction, RuleSet, _score
+from dixit_lab.rules import IllegalAction, RuleSet, round_points
 from dixit_lab.seeding import (
     GameSeed,
     Streams,
@@ -27,6 +27,7 @@ from dixit_lab.seeding import (
     seed_fields,
     stream,
     stream_base,
+    stream_base_int,
     uniforms,
 )
 
@@ -79,7 +80,7 @@ class _Game:
         self.names = tuple(getattr(a, "spec", None) or a.name for a in agents)
         self.fallback_rngs: dict[int, np.random.Generator] = {}
         self.key = game_key(self.seq)
-        self.display_base = stream_base(*self.key, Streams.DISPLAY)
+        self.display_base = np.uint64(stream_base_int(*self.key, Streams.DISPLAY))
         self.displayed = rules.displayed_cards(n)
         self.permutations: list[list[int]] = []
         self.rounds_shown = 0
@@ -115,7 +116,8 @@ class _Game:
 
     def play(self, meta: dict[str, Any]) -> GameRecord:
         n, rules, agents = self.n, self.rules, self.agents
-        order = permutation(stream_base(*self.key, Streams.DEAL), len(self.deck)).tolist()
+        order = permutation(np.uint64(stream_base_int(*self.key, Streams.DEAL)),
+                            len(self.deck)).tolist()
         hands = [order[s * self.hand_size:(s + 1) * self.hand_size] for s in range(n)]
         pile = order[n * self.hand_size:]
         pile.reverse()  # draw with pop() from the end: the next card is order[n*h + k]
@@ -251,9 +253,7 @@ class _Game:
                 vote = allowed[int(rng.integers(len(allowed)))]
             votes[seat] = operator.index(vote)
 
-        result = _score(self.rules, n, storyteller, card_owner,
-                        {seat: votes[seat] for seat in listeners})
-        points = result.points
+        points = round_points(self.rules, storyteller, card_owner, votes)
         for seat in range(n):
             scores[seat] += points[seat]
         return RoundRecord(storyteller, text, teller_card, display, card_owner, tuple(votes),

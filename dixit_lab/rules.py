@@ -20,6 +20,7 @@ __all__ = [
     "RoundScore",
     "RuleSet",
     "get_rules",
+    "round_points",
     "score_round",
 ]
 
@@ -224,6 +225,39 @@ def _check_round(
         if card_owner[index] == seat:
             raise IllegalAction(f"seat {seat} voted for its own card (displayed index {index})")
     return n_players
+
+
+def round_points(rules: RuleSet, storyteller: int, card_owner: Sequence[int],
+                 votes: Sequence[int | None]) -> tuple[int, ...]:
+    """The points of a round already known to be legal (``votes`` by seat, ``None`` for the
+    storyteller): the engine's fast path, equal to ``score_round(...).points``."""
+    n = len(votes)
+    received = [0] * n
+    found = [False] * n
+    finders = 0
+    for seat, index in enumerate(votes):
+        if index is None:
+            continue
+        owner = card_owner[index]
+        if owner == storyteller:
+            found[seat] = True
+            finders += 1
+        else:
+            received[owner] += 1
+    cap = rules.vote_bonus_cap
+    if cap is not None:
+        received = [min(cap, count) for count in received]
+    if finders == 0 or finders == n - 1:
+        base = rules.all_or_none_points
+        points = [base + count for count in received]
+        points[storyteller] = 0
+        return tuple(points)
+    lone = rules.lone_finder_points is not None and finders == 1
+    finder_points = rules.lone_finder_points if lone else rules.finder_points
+    points = [(finder_points if hit else 0) + count for hit, count in zip(found, received,
+                                                                           strict=True)]
+    points[storyteller] = rules.lone_finder_points if lone else rules.storyteller_points
+    return tuple(points)
 
 
 def _score(

@@ -9,11 +9,11 @@ written.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ import yaml
 
 from dixit_lab.executors import available_workers, chunked, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
-from dixit_lab.files import atomic_write_text
+from dixit_lab.files import atomic_write, atomic_write_text
 from dixit_lab.progress import progress
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
 
@@ -106,24 +106,65 @@ def _check_same_experiment(folder: Path, resolved: dict[str, Any]) -> None:
                           f"to start again")
 
 
-def _read_done(folder: Path, expected: int) -> dict[int, str]:
-    """Game index -> JSON line, from games.jsonl and the parts of an interrupted run."""
-    done: dict[int, str] = {}
-    sources = [folder / "games.jsonl", *sorted((folder / "parts").glob("*.jsonl"))]
-    for path in sources:
-        if not path.is_file():
-            continue
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+_META = '"meta":{"game":'
+
+
+def _game_index(line: str) -> int:
+    """The game index of a record line written by this runner (its meta comes last)."""
+    at = line.rfind(_META)
+    if at < 0:
+        raise ValueError("no meta.game")
+    start = at + len(_META)
+    end = start
+    while end < len(line) and line[end].isdigit():
+        end += 1
+    return int(line[start:end])
+
+
+def _sources(folder: Path) -> list[Path]:
+    return [p for p in [folder / "games.jsonl", *sorted((folder / "parts").glob("*.jsonl"))]
+            if p.is_file()]
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(game index, line) of a results file, checked, read line by line."""
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            line = line.rstrip("\n")
             if not line.strip():
                 continue
             try:
-                index = int(json.loads(line)["meta"]["game"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                yield _game_index(line), line
+            except ValueError:
                 raise ConfigError(f"{path}, line {number}: not a game record of this runner; "
                                   f"delete the file to replay those games") from None
-            if 0 <= index < expected:
-                done[index] = line
-    return done
+
+
+def _done_indices(folder: Path, expected: int) -> set[int]:
+    """Indices of the games already in games.jsonl or in the parts of an interrupted run."""
+    return {index for path in _sources(folder) for index, _ in _lines(path)
+            if 0 <= index < expected}
+
+
+def _merge(folder: Path, expected: int) -> None:
+    """Stream every saved game, in index order and once each, into games.jsonl (memory stays
+    flat however many games there are)."""
+    import heapq
+
+    sources = _sources(folder)
+    merged = heapq.merge(*(_lines(path) for path in sources), key=lambda item: item[0])
+
+    def write(temporary: Path) -> None:
+        last = -1
+        with temporary.open("w", encoding="utf-8") as out:
+            for index, line in merged:
+                if index == last or not 0 <= index < expected:
+                    continue  # the same game saved twice (games.jsonl and a part)
+                out.write(line)
+                out.write("\n")
+                last = index
+
+    atomic_write(folder / "games.jsonl", write)
 
 
 def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
@@ -153,7 +194,7 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
     specs = game_specs(config)
-    done = _read_done(folder, len(specs))
+    done = _done_indices(folder, len(specs))
     missing = [spec for spec in specs if spec.index not in done]
     setup = table_setup(config)
     parts = folder / "parts"
@@ -170,8 +211,7 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                     first, last = results[0][0], results[-1][0]
                     text = "".join(line + "\n" for _, line in results)
                     atomic_write_text(parts / f"games-{first:07d}-{last:07d}.jsonl", text)
-                    for index, line in results:
-                        done[index] = line
+                    done.update(index for index, _ in results)
                     played += len(results)
                     bar.update(len(results))
         except KeyboardInterrupt:
@@ -179,8 +219,11 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                   f"run the same command again to play the rest", file=sys.stderr)
             raise
     wall = time.perf_counter() - start
-    lines = "".join(done[index] + "\n" for index in range(len(specs)))
-    atomic_write_text(folder / "games.jsonl", lines)
+    if len(done) != len(specs):
+        raise RuntimeError(f"{folder}: {len(specs) - len(done)} games are missing after the "
+                           f"run; run the same command again")
+    if missing or parts.is_dir():
+        _merge(folder, len(specs))
     if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go
         for path in parts.iterdir():
             path.unlink()

@@ -80,6 +80,21 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> _S31)
 
 
+_MASK = (1 << 64) - 1
+
+
+def _mix_int(x: int) -> int:
+    """:func:`_mix` on one Python int (cheaper than NumPy for a single value)."""
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+def stream_base_int(key0: int, key1: int, stream: int) -> int:
+    """:func:`stream_base` of one stream of one game, as a Python int (same value)."""
+    return _mix_int(key0 ^ _mix_int(key1 ^ ((stream * 0xD1B54A32D192ED03) & _MASK)))
+
+
 def stream_base(key0: np.ndarray | int, key1: np.ndarray | int,
                 stream: np.ndarray | int) -> np.ndarray:
     """The SplitMix64 state of one stream of one game (vectorised over games)."""
@@ -113,8 +128,8 @@ class CounterStream:
 
     __slots__ = ("_base", "_block", "_buffer", "_next")
 
-    def __init__(self, key: tuple[int, int], stream: int, block: int = 64) -> None:
-        self._base = stream_base(key[0], key[1], stream)
+    def __init__(self, key: tuple[int, int], stream: int, block: int = 32) -> None:
+        self._base = np.uint64(stream_base_int(key[0], key[1], stream))
         self._block = block
         self._buffer: list[float] = []
         self._next = 0

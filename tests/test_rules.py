@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dixit_lab.rules import PRESETS, IllegalAction, RuleSet, get_rules, score_round
+from dixit_lab.rules import (
+    PRESETS,
+    IllegalAction,
+    RuleSet,
+    get_rules,
+    round_points,
+    score_round,
+)
 
 CLASSIC = get_rules("classic")
 
@@ -248,6 +255,8 @@ def test_scoring_invariants(case):
     score = score_round(rules, storyteller, owners, votes)
     n = len(set(owners))
     assert len(score.points) == n
+    by_seat = [votes.get(seat) for seat in range(n)]
+    assert round_points(rules, storyteller, owners, by_seat) == score.points  # engine path
     allowed_teller = {0, rules.storyteller_points}
     if rules.lone_finder_points is not None:
         allowed_teller.add(rules.lone_finder_points)

@@ -1,0 +1,63 @@
+"""Equivalence of the batched and reference engines at scale (the CI test runs a sample).
+
+    python benchmarks/check_batched.py [--games 1000] [--workers 2]
+
+For every agent with a batched policy, every rule preset and 3 to 6 players (and 8 under
+refresh, the only preset that allows 8), plays ``--games`` games with every seat held by that
+agent, once with each engine, and compares the JSON lines byte for byte. Prints one line per
+case and exits 1 on any difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from dixit_lab.agent import make_agent
+from dixit_lab.batched import play_batch
+from dixit_lab.cards import load_deck
+from dixit_lab.game import play_game
+from dixit_lab.rules import get_rules
+from dixit_lab.seeding import game_seed
+
+AGENTS = ["random", "literal", "softmax", "ambiguity(target=0.5)", "pragmatic"]
+
+
+def check(case: tuple[str, str, int, int]) -> tuple[str, str, int, int, int, float]:
+    spec, preset, n, games = case
+    rules, deck = get_rules(preset), load_deck("dreams")
+    seeds = [game_seed(2026, g) for g in range(games)]
+    metas = [{"game": g} for g in range(games)]
+    start = time.perf_counter()
+    shared = make_agent(spec)
+    batched = play_batch([[shared] * n] * games, rules, deck, seeds, metas)
+    table = [make_agent(spec) for _ in range(n)]
+    differing = sum(play_game(table, rules, deck, seeds[g], meta=metas[g]).to_json()
+                    != batched[g] for g in range(games))
+    return spec, preset, n, games, differing, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    cases = [(spec, preset, n, args.games) for spec in AGENTS
+             for preset in ("classic", "refresh", "quest")
+             for n in ((3, 4, 5, 6, 8) if preset == "refresh" else (3, 4, 5, 6))]
+    total = bad = 0
+    print(f"{'agent':<24} {'rules':<8} {'players':>7} {'games':>6} {'differ':>6} {'s':>6}")
+    with ProcessPoolExecutor(args.workers) as pool:
+        for spec, preset, n, games, differing, seconds in pool.map(check, cases):
+            total += games
+            bad += differing
+            print(f"{spec:<24} {preset:<8} {n:>7} {games:>6} {differing:>6} {seconds:>6.1f}",
+                  flush=True)
+    print(f"{len(cases)} cases, {total} games compared, {bad} differ")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
