@@ -18,6 +18,9 @@ WORDS: tuple[str, ...] = (
 )
 
 
+_N_WORDS = len(WORDS)
+
+
 @register_agent("random")
 class RandomAgent(Agent):
     """Tells a random card with a random word from a small built-in list, submits random cards
@@ -31,24 +34,31 @@ class RandomAgent(Agent):
         super().begin_game(context)
         self._next = context.uniforms.next
 
-    def _below(self, n: int) -> int:
-        """A uniform integer in 0..n-1."""
-        return min(int(self._next() * n), n - 1)
+    # each choice: item min(floor(u * n), n - 1) of n (u * n can round up to n)
 
     def tell(self, view: TellView) -> Clue:
-        card = view.hand[self._below(len(view.hand))]
-        return Clue(card, WORDS[self._below(len(WORDS))])
+        hand, draw = view.hand, self._next
+        n = len(hand)
+        card = hand[min(int(draw() * n), n - 1)]
+        return Clue(card, WORDS[min(int(draw() * _N_WORDS), _N_WORDS - 1)])
 
     def submit(self, view: SubmitView) -> list[int]:
-        hand = list(view.hand)
+        hand, draw = view.hand, self._next
+        n = len(hand)
+        if view.n_cards == 1:
+            return [hand[min(int(draw() * n), n - 1)]]
+        remaining = list(hand)
         chosen = []
         for _ in range(view.n_cards):
-            chosen.append(hand.pop(self._below(len(hand))))
+            n = len(remaining)
+            chosen.append(remaining.pop(min(int(draw() * n), n - 1)))
         return chosen
 
     def vote(self, view: VoteView) -> int:
-        allowed = [i for i in range(len(view.display)) if i not in view.own_positions]
-        return allowed[self._below(len(allowed))]
+        own = view.own_positions
+        allowed = [i for i in range(len(view.display)) if i not in own]
+        n = len(allowed)
+        return allowed[min(int(self._next() * n), n - 1)]
 
     def batch_policy(self) -> RandomPolicy:
         """The same decisions over many games at once (dixit_lab.batched)."""

@@ -31,21 +31,22 @@ def main() -> None:
     args = parser.parse_args()
     data = yaml.safe_load((ROOT / "experiments" / "quickstart.yaml").read_text())
     data["games"] = args.games
-    config = parse_config(data)
     outputs = {}
     print(f"# {args.games} games of the quickstart table (5 embedding agents, classic)")
-    print(f"{'executor':<16} {'workers':>7} {'games/s':>8} {'seconds':>8}")
+    print(f"{'engine':<10} {'executor':<14} {'workers':>7} {'games/s':>8} {'seconds':>8}")
     with tempfile.TemporaryDirectory() as tmp:
-        for label, kind, workers in (("local", "local", 1), ("process pool", "process", 1),
-                                     ("process pool", "process", 2)):
-            folder = Path(tmp) / f"{kind}{workers}"
-            result = run_experiment(config, folder, executor=kind, workers=workers,
-                                    show_progress=False, write_outputs=False)
-            outputs[(kind, workers)] = (folder / "games.jsonl").read_bytes()
-            print(f"{label:<16} {workers:>7} {result.games_per_second:>8.0f} "
-                  f"{result.wall_seconds:>8.2f}")
+        for engine in ("reference", "batched"):
+            config = parse_config({**data, "engine": engine})
+            for label, kind, workers in (("local", "local", 1), ("process pool", "process", 1),
+                                         ("process pool", "process", 2)):
+                folder = Path(tmp) / f"{engine}-{kind}{workers}"
+                result = run_experiment(config, folder, executor=kind, workers=workers,
+                                        show_progress=False, write_outputs=False)
+                outputs[(engine, kind, workers)] = (folder / "games.jsonl").read_bytes()
+                print(f"{engine:<10} {label:<14} {workers:>7} {result.games_per_second:>8.0f} "
+                      f"{result.wall_seconds:>8.2f}")
         identical = len(set(outputs.values())) == 1
-        print(f"records identical across executors and worker counts: {identical}")
+        print(f"records identical across engines, executors and worker counts: {identical}")
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "dixit_lab.cli", "run",
                         str(ROOT / "experiments" / "quickstart.yaml"), "--out",

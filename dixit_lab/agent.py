@@ -20,7 +20,7 @@ import numpy as np
 
 from dixit_lab.cards import Deck
 from dixit_lab.rules import RuleSet
-from dixit_lab.seeding import CounterStream, Streams
+from dixit_lab.seeding import CounterStream, SeatStreams, Streams
 from dixit_lab.spec import parse_spec
 
 __all__ = [
@@ -106,8 +106,8 @@ class GameContext:
     counter-based stream of uniform numbers (what the built-in agents use, so that the batched
     engine can reproduce their draws). Both are created on first use."""
 
-    __slots__ = ("_key", "_rng", "_rng_factory", "_uniforms", "agents", "deck", "n_players",
-                 "rules", "seat")
+    __slots__ = ("_key", "_rng", "_rng_factory", "_seat_streams", "_uniforms", "agents", "deck",
+                 "n_players", "rules", "seat")
 
     def __init__(
         self,
@@ -118,6 +118,7 @@ class GameContext:
         agents: tuple[str, ...],
         rng_factory: Callable[[], np.random.Generator],
         key: tuple[int, int] = (0, 0),
+        seat_streams: SeatStreams | None = None,
     ) -> None:
         self.seat = seat
         self.n_players = n_players
@@ -127,6 +128,7 @@ class GameContext:
         self._rng_factory = rng_factory
         self._rng: np.random.Generator | None = None
         self._key = key
+        self._seat_streams = seat_streams
         self._uniforms: CounterStream | None = None
 
     @property
@@ -139,7 +141,10 @@ class GameContext:
     def uniforms(self) -> CounterStream:
         """The seat's counter-based stream: ``uniforms.next()`` is the next number in [0, 1)."""
         if self._uniforms is None:
-            self._uniforms = CounterStream(self._key, Streams.SEAT + self.seat)
+            if self._seat_streams is not None:
+                self._uniforms = self._seat_streams.stream(self.seat)
+            else:
+                self._uniforms = CounterStream(self._key, Streams.SEAT + self.seat)
         return self._uniforms
 
 

@@ -20,6 +20,7 @@ from dixit_lab.records import EndReason, Fault, GameRecord, RoundRecord
 from dixit_lab.rules import IllegalAction, RuleSet, round_points
 from dixit_lab.seeding import (
     GameSeed,
+    SeatStreams,
     Streams,
     as_seed_sequence,
     game_key,
@@ -127,9 +128,10 @@ class _Game:
         else:
             draw = uniforms(stream_base(*self.key, Streams.FIRST_STORYTELLER), 0)
             storyteller = min(int(float(draw[0]) * n), n - 1)
+        seat_streams = SeatStreams(self.key, n)
         for seat, agent in enumerate(agents):
             agent.begin_game(GameContext(seat, n, rules, self.deck, self.names,
-                                         _rng_factory(self.seq, seat), self.key))
+                                         _rng_factory(self.seq, seat), self.key, seat_streams))
         scores = [0] * n
         rounds: list[RoundRecord] = []
         history: tuple[PublicRound, ...] = ()

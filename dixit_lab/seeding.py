@@ -24,6 +24,7 @@ import numpy as np
 __all__ = [
     "CounterStream",
     "GameSeed",
+    "SeatStreams",
     "Streams",
     "game_key",
     "game_seed",
@@ -124,15 +125,17 @@ class CounterStream:
 
     ``next()`` returns the stream's next number; numbers are computed in blocks, but the
     ``i``-th number handed out is always ``uniforms(base, i)``, whatever the block size.
+    ``first`` may hand in the first block, computed elsewhere (see :class:`SeatStreams`).
     """
 
     __slots__ = ("_base", "_block", "_buffer", "_next")
 
-    def __init__(self, key: tuple[int, int], stream: int, block: int = 32) -> None:
+    def __init__(self, key: tuple[int, int], stream: int, block: int = 32,
+                 first: list[float] | None = None) -> None:
         self._base = np.uint64(stream_base_int(key[0], key[1], stream))
         self._block = block
-        self._buffer: list[float] = []
-        self._next = 0
+        self._buffer: list[float] = first[::-1] if first else []
+        self._next = len(first) if first else 0
 
     def next(self) -> float:
         if not self._buffer:
@@ -145,6 +148,25 @@ class CounterStream:
     def take(self, count: int, offset: int = 0) -> np.ndarray:
         """Numbers ``offset .. offset + count - 1`` of the stream, without moving it."""
         return uniforms(self._base, np.arange(offset, offset + count, dtype=np.uint64))
+
+
+class SeatStreams:
+    """The seats' counter streams of one game, whose first blocks are computed together in
+    one NumPy call the first time any seat draws (the same numbers as one at a time)."""
+
+    __slots__ = ("_block", "_firsts", "_key", "_n")
+
+    def __init__(self, key: tuple[int, int], n_players: int, block: int = 32) -> None:
+        self._key, self._n, self._block = key, n_players, block
+        self._firsts: list[list[float]] | None = None
+
+    def stream(self, seat: int) -> CounterStream:
+        if self._firsts is None:
+            bases = np.array([stream_base_int(*self._key, Streams.SEAT + s)
+                              for s in range(self._n)], dtype=np.uint64)[:, None]
+            counters = np.arange(self._block, dtype=np.uint64)
+            self._firsts = uniforms(bases, counters).tolist()
+        return CounterStream(self._key, Streams.SEAT + seat, self._block, self._firsts[seat])
 
 
 def stream(seed: GameSeed, *key: int) -> np.random.Generator:
