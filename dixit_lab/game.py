@@ -220,6 +220,12 @@ class _Game:
                 cards, error = agents[seat].submit(view), None
             except Exception as raised:
                 cards, error = None, raised
+            if (per_player == 1 and error is None and type(cards) is list and len(cards) == 1
+                    and type(card := cards[0]) is int and card in hand):
+                hand.remove(card)  # the common legal case, checked inline
+                table.append(card)
+                owners.append(seat)
+                continue
             problem = _submit_problem(cards, hand, per_player) if error is None \
                 else _raised(error)
             if problem:
@@ -248,6 +254,9 @@ class _Game:
                 vote, error = agents[seat].vote(view), None
             except Exception as raised:
                 vote, error = None, raised
+            if error is None and type(vote) is int and 0 <= vote < k and vote not in own:
+                votes[seat] = vote  # the common legal case, checked inline
+                continue
             problem = _vote_problem(vote, k, own) if error is None else _raised(error)
             if problem:
                 rng = self.fault(faults, seat, round_index, "vote", problem, error)
