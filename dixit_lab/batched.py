@@ -367,35 +367,36 @@ class _Batch:
         def array(values: list[Any]) -> str:
             return str(values).replace(" ", "")
 
-        def rows(matrix: np.ndarray) -> list[str]:
-            """The rows of an integer matrix as JSON arrays without brackets, in one go."""
-            text = str(matrix.tolist()).replace(" ", "")
-            return text[2:-2].split("],[")
+        top = max([1, *(int(r[key].max()) for r in rounds
+                        for key in ("display", "hand", "scores", "points", "card"))])
+        numbers = np.array([str(i) for i in range(-1, top + 1)], dtype=object)
+        numbers[0] = "null"  # -1 marks the storyteller's vote
+        ended = np.array([v + "\x00" for v in numbers.tolist()], dtype=object)
+
+        def rows(matrix: np.ndarray) -> np.ndarray:
+            """The rows of a small-integer matrix as JSON arrays without brackets (object
+            array of str), built by C-level joins rather than one f-string per row."""
+            cells = numbers[matrix + 1]
+            cells[:, -1] = ended[matrix[:, -1] + 1]
+            parts = ",".join(cells.ravel().tolist()).split("\x00,")
+            parts[-1] = parts[-1][:-1]
+            return np.array(parts, dtype=object)
 
         b = len(self.seeds)
-        clue_json: dict[int, str] = {}
+        clue_json = np.array([dumps(text) for text in clue_texts], dtype=object)
         per_game: list[list[str]] = [[] for _ in range(b)]
         for rnd in rounds:
-            games = rnd["rows"].tolist()
-            tellers = rnd["storyteller"].tolist()
-            clues = rnd["clue"].tolist()
-            cards = rnd["card"].tolist()
-            displays = rows(rnd["display"])
-            owners = rows(rnd["card_owner"])
-            votes = [v.replace("-1", "null") for v in rows(rnd["votes"])]
-            points = rows(rnd["points"])
-            scores = rows(rnd["scores"])
-            hands = rows(rnd["hand"])
-            for i, row in enumerate(games):
-                clue = clue_json.get(clues[i])
-                if clue is None:
-                    clue = clue_json[clues[i]] = dumps(clue_texts[clues[i]])
-                per_game[row].append(
-                    f'{{"storyteller":{tellers[i]},"clue":{clue},'
-                    f'"storyteller_card":{cards[i]},"display":[{displays[i]}],'
-                    f'"card_owner":[{owners[i]}],"votes":[{votes[i]}],'
-                    f'"points":[{points[i]}],"scores":[{scores[i]}],'
-                    f'"storyteller_hand":[{hands[i]}]}}')
+            fragments = ('{"storyteller":' + numbers[rnd["storyteller"] + 1]
+                         + ',"clue":' + clue_json[rnd["clue"]]
+                         + ',"storyteller_card":' + numbers[rnd["card"] + 1]
+                         + ',"display":[' + rows(rnd["display"])
+                         + '],"card_owner":[' + rows(rnd["card_owner"])
+                         + '],"votes":[' + rows(rnd["votes"])
+                         + '],"points":[' + rows(rnd["points"])
+                         + '],"scores":[' + rows(rnd["scores"])
+                         + '],"storyteller_hand":[' + rows(rnd["hand"]) + "]}")
+            for row, fragment in zip(rnd["rows"].tolist(), fragments.tolist(), strict=True):
+                per_game[row].append(fragment)
         before = f'"rules":{dumps(rules.name)},"rule_options":{dumps(_options(rules))},'
         after = f',"deck":{dumps(deck.name)},"rounds":['
         seatings: dict[tuple[int, ...], str] = {}

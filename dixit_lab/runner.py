@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from dixit_lab.executors import available_workers, chunked, run_chunks
+from dixit_lab.executors import available_workers, chunked, part_name, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
 from dixit_lab.files import atomic_write, atomic_write_text
 from dixit_lab.progress import progress
@@ -207,10 +207,12 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                        initial=len(specs) - len(missing), disable_all=not show_progress)
         try:
             with bar:
-                for results in run_chunks(setup, chunks, kind, count or None, address):
-                    first, last = results[0][0], results[-1][0]
-                    text = "".join(line + "\n" for _, line in results)
-                    atomic_write_text(parts / f"games-{first:07d}-{last:07d}.jsonl", text)
+                for results in run_chunks(setup, chunks, kind, count or None, address,
+                                          parts=parts if kind == "process" else None):
+                    if results[0][1] is not None:  # not written by the worker itself
+                        text = "".join(f"{line}\n" for _, line in results)
+                        atomic_write_text(parts / part_name(results[0][0], results[-1][0]),
+                                          text)
                     done.update(index for index, _ in results)
                     played += len(results)
                     bar.update(len(results))
