@@ -77,8 +77,9 @@ class ClueBankError(ValueError):
 
 def _data_root() -> Path:
     """The project's data folder (``$DIXIT_LAB_DATA`` overrides it)."""
-    env = os.environ.get("DIXIT_LAB_DATA")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "data"
+    from dixit_lab.cards import data_root
+
+    return data_root()
 
 
 def _clues_dir() -> Path:
