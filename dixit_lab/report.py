@@ -715,6 +715,9 @@ def write_sweep_report(sweep_dir: Path) -> Path:
     for _, row in sweep.iterrows():
         point_rows = joined[joined["point"] == row["point"]]
         games = int(point_rows["games"].max()) if len(point_rows) else 0
+        summary_path = folder / str(row["folder"]) / "summary.json"
+        if summary_path.is_file():  # the point's games, not one player's share of them
+            games = int(json.loads(summary_path.read_text(encoding="utf-8")).get("games", games))
         link = f"[report]({Path(str(row['folder'])).as_posix()}/report.md)"
         rows.append([str(row["point"]), *[str(row[p]) for p in paths], str(games), link])
     parts += [_markdown_table(["point", *paths, "games", "report"], rows), ""]
