@@ -24,7 +24,14 @@ import numpy as np
 from dixit_lab.agent import Agent, GameContext
 from dixit_lab.cards import Deck
 from dixit_lab.rules import RuleSet
-from dixit_lab.seeding import Streams, game_key, seed_fields, stream_base, uniforms
+from dixit_lab.seeding import (
+    Streams,
+    game_key,
+    game_keys,
+    seed_fields,
+    stream_base,
+    uniforms,
+)
 
 __all__ = ["BatchPolicy", "Draws", "batch_supported", "play_batch"]
 
@@ -134,6 +141,20 @@ def play_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     return games.json_lines(rounds, rules, deck, names, clue_texts, metas)
 
 
+def _keys(seeds: list[Any]) -> np.ndarray:
+    """The games' keys, (B, 2) uint64: vectorised when the seeds are one experiment's
+    ``game_seed(seed, deal)`` sequences, else one at a time."""
+    first = seeds[0]
+    if all(isinstance(s, np.random.SeedSequence) for s in seeds):
+        entropy = first.entropy
+        if isinstance(entropy, int) and all(s.entropy == entropy and len(s.spawn_key) == 1
+                                            for s in seeds):
+            keys = game_keys(entropy, np.array([s.spawn_key[0] for s in seeds]))
+            if keys is not None:
+                return keys
+    return np.array([game_key(seed) for seed in seeds], dtype=np.uint64).reshape(len(seeds), 2)
+
+
 class _Batch:
     """The state of B games of one table shape."""
 
@@ -143,7 +164,7 @@ class _Batch:
         self.seeds = list(seeds)
         self.seating = seating  # (B, n): the policy of each seat of each game
         b = len(self.seeds)
-        keys = np.array([game_key(seed) for seed in self.seeds], dtype=np.uint64).reshape(b, 2)
+        keys = _keys(self.seeds)
         k0, k1 = keys[:, :1], keys[:, 1:]
         n, h = shape.n, shape.hand
         deal = stream_base(k0, k1, Streams.DEAL)
@@ -384,37 +405,53 @@ class _Batch:
 
         b = len(self.seeds)
         clue_json = np.array([dumps(text) for text in clue_texts], dtype=object)
-        per_game: list[list[str]] = [[] for _ in range(b)]
-        for rnd in rounds:
-            fragments = ('{"storyteller":' + numbers[rnd["storyteller"] + 1]
-                         + ',"clue":' + clue_json[rnd["clue"]]
-                         + ',"storyteller_card":' + numbers[rnd["card"] + 1]
-                         + ',"display":[' + rows(rnd["display"])
-                         + '],"card_owner":[' + rows(rnd["card_owner"])
-                         + '],"votes":[' + rows(rnd["votes"])
-                         + '],"points":[' + rows(rnd["points"])
-                         + '],"scores":[' + rows(rnd["scores"])
-                         + '],"storyteller_hand":[' + rows(rnd["hand"]) + "]}")
-            for row, fragment in zip(rnd["rows"].tolist(), fragments.tolist(), strict=True):
-                per_game[row].append(fragment)
+        by_round = np.full((len(rounds), b), "", dtype=object)
+        for index, rnd in enumerate(rounds):
+            by_round[index, rnd["rows"]] = (
+                '{"storyteller":' + numbers[rnd["storyteller"] + 1]
+                + ',"clue":' + clue_json[rnd["clue"]]
+                + ',"storyteller_card":' + numbers[rnd["card"] + 1]
+                + ',"display":[' + rows(rnd["display"])
+                + '],"card_owner":[' + rows(rnd["card_owner"])
+                + '],"votes":[' + rows(rnd["votes"])
+                + '],"points":[' + rows(rnd["points"])
+                + '],"scores":[' + rows(rnd["scores"])
+                + '],"storyteller_hand":[' + rows(rnd["hand"]) + "]}")
+        played = (self.end_round + 1).tolist()  # a game plays rounds 0..end_round
+        game_rounds = np.array([",".join(fragments[:count]) for fragments, count
+                                in zip(by_round.T.tolist(), played, strict=True)], dtype=object)
+
         before = f'"rules":{dumps(rules.name)},"rule_options":{dumps(_options(rules))},'
         after = f',"deck":{dumps(deck.name)},"rounds":['
-        seatings: dict[tuple[int, ...], str] = {}
-        final = self.scores.tolist()
-        lines = []
-        for row, seating in enumerate(map(tuple, self.seating.tolist())):
-            common = seatings.get(seating)
-            if common is None:
-                agents = dumps([names[i] for i in seating])
-                common = seatings[seating] = f'{before}"agents":{agents}{after}'
+        seatings, seating_rows = np.unique(self.seating, axis=0, return_inverse=True)
+        common = np.array([f'{before}"agents":{dumps([names[i] for i in seating])}{after}'
+                           for seating in seatings.tolist()], dtype=object)[seating_rows.ravel()]
+        heads = np.array([f'{{"seed":{e},"spawn_key":{array(list(k))},'
+                          for e, k in map(seed_fields, self.seeds)], dtype=object)
+        best = self.scores.max(axis=1, keepdims=True)
+        bits = ((self.scores == best) * (1 << np.arange(self.shape.n))).sum(axis=1)
+        winner_lists = np.array([str([s for s in range(self.shape.n) if mask >> s & 1])
+                                 .replace(" ", "") for mask in range(1 << self.shape.n)],
+                                dtype=object)
+        tails = np.array([f',"meta":{_meta_json(meta, dumps)}' if meta else ""
+                          for meta in (metas if metas is not None else [None] * b)],
+                         dtype=object)
+        lines = (heads + common + game_rounds + '],"final_scores":[' + rows(self.scores)
+                 + '],"winners":' + winner_lists[bits] + ',"end_reason":"'
+                 + self.end_reason + '"' + tails + "}")
+        return lines.tolist()
 
-            entropy, spawn_key = seed_fields(self.seeds[row])
-            best = max(final[row])
-            winners = [s for s, v in enumerate(final[row]) if v == best]
-            meta = metas[row] if metas is not None else None
-            tail = f',"meta":{dumps(meta)}' if meta else ""
-            lines.append(
-                f'{{"seed":{entropy},"spawn_key":{array(list(spawn_key))},{common}'
-                f'{",".join(per_game[row])}],"final_scores":{array(final[row])},'
-                f'"winners":{array(winners)},"end_reason":"{self.end_reason[row]}"{tail}}}')
-        return lines
+
+_PLAYERS_JSON: dict[tuple[str, ...], str] = {}
+
+
+def _meta_json(meta: dict[str, Any], dumps: Any) -> str:
+    """``dumps(meta)``, with a fast path for the runner's {game, deal, players} (same bytes)."""
+    if (len(meta) == 3 and list(meta) == ["game", "deal", "players"]
+            and type(meta["game"]) is int and type(meta["deal"]) is int):
+        players = tuple(meta["players"])
+        text = _PLAYERS_JSON.get(players)
+        if text is None:
+            text = _PLAYERS_JSON[players] = dumps(list(players))
+        return f'{{"game":{meta["game"]},"deal":{meta["deal"]},"players":{text}}}'
+    return dumps(meta)

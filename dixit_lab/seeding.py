@@ -19,6 +19,8 @@ global random state.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "SeatStreams",
     "Streams",
     "game_key",
+    "game_keys",
     "game_seed",
     "permutation",
     "seed_fields",
@@ -72,6 +75,70 @@ def game_key(seed: GameSeed) -> tuple[int, int]:
     """The 128-bit key of a game, as two 64-bit words."""
     words = as_seed_sequence(seed).generate_state(2, np.uint64)
     return int(words[0]), int(words[1])
+
+
+# -- numpy's SeedSequence, vectorised over spawn keys (for the batched engine) -------------------
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R, _M32 = 0xCA01F9DD, 0x4973F715, 0xFFFFFFFF
+
+
+def _words(value: int) -> list[int]:
+    words = []
+    while True:
+        words.append(value & _M32)
+        value >>= 32
+        if not value:
+            return words
+
+
+def game_keys(experiment_seed: int, deals: np.ndarray) -> np.ndarray | None:
+    """``game_key(game_seed(experiment_seed, deal))`` for many deals at once, as (B, 2) uint64:
+    numpy's ``SeedSequence`` hashing written with array operations. None when the seed is too
+    long for this shortcut (more than 4 words); ``tests/test_seeding.py`` checks it against
+    numpy."""
+    entropy = _words(int(experiment_seed))
+    if len(entropy) > 4 or np.any(np.asarray(deals) > _M32) or np.any(np.asarray(deals) < 0):
+        return None
+    entropy += [0] * (4 - len(entropy))
+    hash_a = _INIT_A
+
+    def hashmix(value: Any, const: int) -> tuple[Any, int]:
+        value = (value ^ const) & _M32 if isinstance(value, int) else value ^ np.uint32(const)
+        const = (const * _MULT_A) & _M32
+        value = (value * const) & _M32 if isinstance(value, int) else value * np.uint32(const)
+        return value ^ (value >> 16), const
+
+    def mix(x: Any, y: Any) -> Any:
+        if isinstance(x, int) and isinstance(y, int):
+            result = (_MIX_L * x - _MIX_R * y) & _M32
+        else:
+            result = np.uint32(_MIX_L) * x - np.uint32(_MIX_R) * y
+        return result ^ (result >> 16)
+
+    pool: list[Any] = []
+    for word in entropy:
+        value, hash_a = hashmix(word, hash_a)
+        pool.append(value)
+    for source in range(4):
+        for target in range(4):
+            if source != target:
+                value, hash_a = hashmix(pool[source], hash_a)
+                pool[target] = mix(pool[target], value)
+    spawn = np.asarray(deals, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        for target in range(4):
+            value, hash_a = hashmix(spawn, hash_a)
+            pool[target] = mix(np.uint32(pool[target]), value)
+        hash_b = _INIT_B
+        state = []
+        for index in range(4):
+            value = pool[index] ^ np.uint32(hash_b)
+            hash_b = (hash_b * _MULT_B) & _M32
+            value = value * np.uint32(hash_b)
+            state.append(value ^ (value >> np.uint32(16)))
+    low = state[0].astype(np.uint64) | (state[1].astype(np.uint64) << np.uint64(32))
+    high = state[2].astype(np.uint64) | (state[3].astype(np.uint64) << np.uint64(32))
+    return np.stack([low, high], axis=1)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

@@ -95,3 +95,13 @@ def test_same_seed_as_int_or_sequence():
     by_int = play_game(agents, get_rules("classic"), deck, 5)
     by_seq = play_game(agents, get_rules("classic"), deck, np.random.SeedSequence(5))
     assert by_int == by_seq
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**32 - 1, 2**32, 2**64 + 99, 2**127 + 5])
+def test_vectorised_game_keys_equal_numpy_seed_sequences(seed):
+    from dixit_lab.seeding import game_keys
+
+    deals = np.array([0, 1, 2, 99, 12345, 2**31, 2**32 - 1])
+    expected = np.array([game_key(game_seed(seed, int(d))) for d in deals], dtype=np.uint64)
+    assert np.array_equal(game_keys(seed, deals), expected)
+    assert game_keys(2**200, deals) is None  # too long for the shortcut: callers fall back
