@@ -68,6 +68,9 @@ def run_chunks(setup: TableSetup, chunks: list[list[GameSpec]], kind: str = "pro
         yield from run_chunks(setup, chunks, "local")
         return
     task = partial(play_and_save, parts=parts) if parts is not None else play_chunk
+    # Prepare the agents, spaces and models here, once: forked workers inherit them instead
+    # of each building its own (one game, thrown away; chunks replay it).
+    play_chunk(setup, chunks[0][:1])
     with ProcessPoolExecutor(max_workers=count) as pool:
         pending: set[Future[list[tuple[int, str | None]]]] = set()
         queue = iter(chunks)
