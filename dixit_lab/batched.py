@@ -163,6 +163,7 @@ class _Batch:
         self.shape, self.rules = shape, rules
         self.seeds = list(seeds)
         self.seating = seating  # (B, n): the policy of each seat of each game
+        self.single = 0 if int(seating.max()) == 0 else None
         b = len(self.seeds)
         keys = _keys(self.seeds)
         k0, k1 = keys[:, :1], keys[:, 1:]
@@ -207,6 +208,10 @@ class _Batch:
     def _decide(self, policies: list[Any], live: np.ndarray, seats: np.ndarray, action: str,
                 *args: np.ndarray, **kwargs: Any) -> list[tuple[np.ndarray, Any]]:
         """Run ``action`` of each acting agent's policy on the games where it acts."""
+        if self.single is not None:  # one agent everywhere: no grouping needed
+            draws = Draws(self.seat_bases, self.seat_counters, live, seats)
+            result = getattr(policies[0], action)(*args, **kwargs, draws=draws)
+            return [(slice(None), result)]
         acting = self.seating[live, seats]
         out = []
         for index in np.unique(acting).tolist():
@@ -274,7 +279,7 @@ class _Batch:
             seat = (teller + offset) % n
             own = card_owner == seat[:, None]
             for mask, result in self._decide(policies, live, seat, "vote", display, own, clues):
-                votes[np.flatnonzero(mask), seat[mask]] = result
+                votes[np.arange(size)[mask], seat[mask]] = result
         points = self._score(teller, display, card_owner, votes, cards)
         self.scores[live] += points
         record = {"rows": live, "storyteller": teller, "clue": clues, "card": cards,
