@@ -10,6 +10,7 @@ budget of games is spent; games are spent only where intervals still overlap.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import io
@@ -98,7 +99,6 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
          workers: int | None = None, log: Callable[[str], None] = print) -> list[Candidate]:
     """Run the search described by the config's ``tune`` section; write ``tune.csv``,
     ``tune.json`` and ``tune.png`` into the results folder and return the candidates."""
-    from dixit_lab.runner import chunk_size_for, game_specs, table_setup
 
     if not data.get("tune"):
         raise ConfigError(f"{source}: no 'tune' section (parameter, low, high, player, metric)")
@@ -120,6 +120,22 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
     folder = Path(out) if out is not None else first.results_dir()
     folder.mkdir(parents=True, exist_ok=True)
     candidates = [Candidate(v) for v in values]
+    session: Any = contextlib.nullcontext()
+    if first.executor.kind == "ray":  # one Ray session for the whole search, not per batch
+        from dixit_lab.ray_executor import ray_session
+
+        session = ray_session(first.executor.address, workers)
+    with session:
+        _search(settings, metric, configs, first, candidates, folder, workers, log)
+    return candidates
+
+
+def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | None],
+            configs: dict[float, ExperimentConfig], first: ExperimentConfig,
+            candidates: list[Candidate], folder: Path, workers: int | None,
+            log: Callable[[str], None]) -> None:
+    from dixit_lab.runner import chunk_size_for, game_specs, table_setup
+
     specs = game_specs(first)  # the same deals for every candidate
     played = start = 0
     while start < len(specs):
@@ -149,7 +165,6 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
         _write(folder, settings, candidates, played)
         if len(still) == 1:
             break
-    return candidates
 
 
 def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], played: int) -> None:

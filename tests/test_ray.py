@@ -163,3 +163,20 @@ def test_an_address_where_no_cluster_listens_fails_fast():
     with pytest.raises(RuntimeError, match=r"cannot reach the Ray cluster at 127\.0\.0\.1:9"):
         _check_reachable("127.0.0.1:9", timeout=2)
     _check_reachable("auto")  # left to Ray
+
+
+def test_tune_runs_on_ray_with_the_same_samples_as_locally(tmp_path):
+    from dixit_lab.tuning import tune
+
+    data = {**CONFIG, "games": 10,
+            "players": [{"name": "teller", "agent": "ambiguity", "params": {"target": 0.5}},
+                        {"name": "s", "agent": "softmax", "count": 3}],
+            "executor": {"kind": "ray"},
+            "tune": {"parameter": "players.0.params.target", "low": 0.2, "high": 0.8,
+                     "points": 2, "player": "teller", "games_per_round": 10,
+                     "max_games": 40}}
+    on_ray = tune(data, "t.yaml", tmp_path / "ray", log=lambda _: None)
+    local = tune({**data, "executor": {"kind": "local"}}, "t.yaml", tmp_path / "local",
+                 log=lambda _: None)
+    assert [sorted(c.samples) for c in on_ray] == [sorted(c.samples) for c in local]
+    assert all(c.samples for c in on_ray)
