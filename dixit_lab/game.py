@@ -329,8 +329,6 @@ def _submit_problem(cards: Any, hand: list[int], expected: int) -> str | None:
 
 
 def _vote_problem(vote: Any, n_displayed: int, own: tuple[int, ...]) -> str | None:
-    if type(vote) is int and 0 <= vote < n_displayed and vote not in own:
-        return None
     value = _as_int(vote)
     if value is None or not 0 <= value < n_displayed:
         return f"vote {vote!r} is out of range 0..{n_displayed - 1}"
