@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from dixit_lab_agents.batch_tools import nth_allowed
 
-from agents.batch_tools import nth_allowed
 from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 
 #: every word is in the default clue bank, so embedding agents perceive it without a model

@@ -119,7 +119,7 @@ def play_game(
             game.hook_failed(seat, "begin_game", error)
     event = game.start()
     while event is not None:
-        if type(event) is Phase:
+        if isinstance(event, Phase):
             answers: list[Any] = []
             for decision in event.decisions:
                 try:
@@ -136,6 +136,7 @@ def play_game(
                 except Exception as error:
                     game.hook_failed(seat, "observe", error)
             event = game.send(None)
+    assert game.record is not None
     return game.record
 
 
