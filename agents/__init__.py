@@ -4,9 +4,11 @@ from agents import (
     ambiguity,
     calibrated,
     literal,
+    policy_agent,
     pragmatic,
     random_agent,
     softmax_agent,
 )
 
-__all__ = ["ambiguity", "calibrated", "literal", "pragmatic", "random_agent", "softmax_agent"]
+__all__ = ["ambiguity", "calibrated", "literal", "policy_agent", "pragmatic", "random_agent",
+           "softmax_agent"]

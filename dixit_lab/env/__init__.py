@@ -1,0 +1,66 @@
+"""Dixit as a PettingZoo environment, for learning agents (``pip install 'dixit-lab[env]'``).
+
+* :func:`parallel_env` -- a native ``ParallelEnv``: one step is one phase of a round;
+* :func:`env` -- its AEC form (``parallel_to_aec``, with PettingZoo's usual wrappers);
+* :class:`AgentPolicy` -- any dixit_lab agent as a policy of the environment (opponents);
+* the ``policy`` agent (``agents.policy_agent``) -- a trained policy in tournaments.
+
+Observations, masks and the action numbering live in :mod:`dixit_lab.env.encoding`, which
+needs only NumPy; importing this package does not import PettingZoo until an environment is
+made. See ``docs/environment.md``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dixit_lab.env.encoding import ActionLayout, Encoder, ObservationLayout, SeatState
+from dixit_lab.env.policies import AgentPolicy, random_policy
+
+if TYPE_CHECKING:
+    from pettingzoo import AECEnv
+
+    from dixit_lab.env.parallel import DixitParallelEnv
+
+__all__ = [
+    "ActionLayout",
+    "AgentPolicy",
+    "Encoder",
+    "ObservationLayout",
+    "SeatState",
+    "env",
+    "parallel_env",
+    "random_policy",
+]
+
+
+def _require_pettingzoo() -> None:
+    try:
+        import gymnasium  # noqa: F401
+        import pettingzoo  # noqa: F401
+    except ImportError as error:
+        raise ImportError(f"the Dixit environment needs pettingzoo and gymnasium ({error}); "
+                          "install them with `pip install 'dixit-lab[env]'`") from None
+
+
+def parallel_env(n_players: int = 4, rules: Any = "classic", deck: Any = "dreams",
+                 embedder: str = "conse", render_mode: str | None = None,
+                 **options: Any) -> DixitParallelEnv:
+    """A Dixit ``ParallelEnv`` (see :class:`~dixit_lab.env.parallel.DixitParallelEnv` for
+    ``options``: clue bank, clue actions, reward, illegal actions, rule options)."""
+    _require_pettingzoo()
+    from dixit_lab.env.parallel import DixitParallelEnv
+
+    return DixitParallelEnv(n_players, rules, deck, embedder, render_mode, **options)
+
+
+def env(n_players: int = 4, rules: Any = "classic", deck: Any = "dreams",
+        embedder: str = "conse", render_mode: str | None = None, **options: Any) -> AECEnv:
+    """The AEC form of :func:`parallel_env`: ``parallel_to_aec``, then PettingZoo's
+    ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``."""
+    _require_pettingzoo()
+    from pettingzoo.utils import parallel_to_aec, wrappers
+
+    aec = parallel_to_aec(parallel_env(n_players, rules, deck, embedder, render_mode,
+                                       **options))
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(aec))
