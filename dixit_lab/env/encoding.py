@@ -138,16 +138,23 @@ class Encoder:
         self.hand_size = rules.hand_size_for(n_players)
         self.cards_per_player = rules.cards_per_player(n_players)
         self.n_displayed = rules.displayed_cards(n_players)
-        texts = tuple(space.clues.texts if clue_texts is None else clue_texts)
-        missing = [text for text in texts if text not in space.clues]
-        if missing:
-            raise ValueError(f"clue_texts: {missing[0]!r} is not in clue bank "
-                             f"{space.clues.name!r} (clue actions must come from the bank)")
-        if not texts:
-            raise ValueError("clue_texts: the storyteller needs at least one clue")
+        if clue_texts is None:
+            texts = space.clues.texts
+            self.clue_rows = np.arange(len(texts), dtype=np.int64)
+        else:
+            texts = tuple(clue_texts)
+            missing = [text for text in texts if text not in space.clues]
+            if missing:
+                raise ValueError(f"clue_texts: {missing[0]!r} is not in clue bank "
+                                 f"{space.clues.name!r} (clue actions must come from the bank)")
+            if not texts:
+                raise ValueError("clue_texts: the storyteller needs at least one clue")
+            self.clue_rows = np.array([space.clue_index(text) for text in texts],
+                                      dtype=np.int64)
         self.clue_texts = texts
         self.clue_action = {text: i for i, text in enumerate(texts)}
-        self.clue_rows = np.array([space.clue_index(text) for text in texts], dtype=np.int64)
+        #: (C, dim) features of the clue actions, in action order (public: the clue list)
+        self.clue_vectors = space.clue_vectors[self.clue_rows]
         self.actions = ActionLayout(self.hand_size, self.n_displayed, len(texts))
         n, h, k, dim = n_players, self.hand_size, self.n_displayed, space.dim
         self.dim = dim
@@ -159,6 +166,7 @@ class Encoder:
             ("hand", h * dim), ("display", k * dim),
         ))
         self._slices = {name: self.layout.slice(name) for name, _ in self.layout.fields}
+        self.size = self.layout.size
         self.card_vectors = space.card_vectors
         self._clue_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._warned: set[str] = set()
@@ -214,7 +222,7 @@ class Encoder:
     def observation(self, seat: int, state: SeatState) -> np.ndarray:
         """The flat float32 observation of ``seat`` (see :attr:`layout`)."""
         s, n = self._slices, self.n_players
-        obs = np.zeros(self.layout.size, dtype=np.float32)
+        obs = np.zeros(self.size, dtype=np.float32)
         obs[s["step"].start + state.step] = 1.0
         obs[s["acting"].start] = float(state.acting)
         obs[s["storyteller"].start + (state.storyteller - seat) % n] = 1.0
