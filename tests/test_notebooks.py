@@ -18,11 +18,12 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-EXPECTED = ("01_rules_and_scoring", "02_perception", "03_tournament", "04_ambiguity")
+EXPECTED = ("01_rules_and_scoring", "02_perception", "03_tournament", "04_ambiguity",
+            "05_environment")
 CELL_TIMEOUT = 180  # seconds per cell; each notebook takes well under a minute in total
 
 
-def test_the_four_notebooks_are_there():
+def test_the_notebooks_are_there():
     assert [path.stem for path in NOTEBOOKS] == list(EXPECTED)
 
 

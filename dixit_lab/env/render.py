@@ -55,7 +55,7 @@ def _lines(env: DixitParallelEnv) -> tuple[list[str], SeatState | None]:
         lines.append(f"Dixit: round {state.round + 1}, storyteller {names[state.storyteller]}, "
                      f"phase {STEP_NAMES[state.step]}")
         lines.append(f"clue: {state.clue!r}" if state.clue is not None else "clue: (not told)")
-    lines.append("scores: " + "  ".join(f"{name} {score}" for name, score in zip(
+    lines.append("scores: " + "  ".join(f"{name}: {score}" for name, score in zip(
         names, scores, strict=True)))
     return lines, state
 
