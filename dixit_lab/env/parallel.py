@@ -10,6 +10,7 @@ whole phase has been played, so nothing leaks through the order of play.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -20,7 +21,15 @@ from pettingzoo import ParallelEnv
 from dixit_lab.agent import GameContext, PublicRound, TellView, VoteView
 from dixit_lab.cards import Deck, load_deck
 from dixit_lab.embeddings import EmbeddingSpace, get_space
-from dixit_lab.env.encoding import SUBMIT, TELL_CARD, TELL_CLUE, VOTE, Encoder, SeatState
+from dixit_lab.env.encoding import (
+    SUBMIT,
+    TELL_CARD,
+    TELL_CLUE,
+    VOTE,
+    ActionLayout,
+    Encoder,
+    SeatState,
+)
 from dixit_lab.game import Decision, Failure, GameSteps, Phase
 from dixit_lab.records import GameRecord
 from dixit_lab.rules import RuleSet, get_rules
@@ -178,27 +187,31 @@ class DixitParallelEnv(ParallelEnv):
         if not self.agents or self._phase is None:
             raise RuntimeError("the game is over; call reset()")
         phase, layout = self._phase, self.encoder.actions
-        acting = {decision.seat for decision in phase.decisions}
+        deciding = {decision.seat: decision for decision in phase.decisions
+                    if decision.seat not in self._failed}
+        picks: dict[int, int] = {}
+        failed: dict[int, Failure] = {}
         for seat, agent in enumerate(self.possible_agents):
-            action = actions.get(agent)
-            if seat not in acting or seat in self._failed:
-                if action not in (None, 0) and self.on_illegal == "raise":
+            given = actions.get(agent)
+            action = _as_action(given)
+            if seat not in deciding:
+                if given is not None and action != 0 and self.on_illegal == "raise":
                     raise ValueError(f"{agent} does not decide now and must pass (action 0), "
-                                     f"got {layout.describe(int(action))}")
+                                     f"got {_describe(layout, given, action)}")
                 continue
             mask = self._masks[seat]
-            legal = action is not None and 0 <= int(action) < layout.size \
-                and bool(mask[int(action)])
-            if not legal:
-                message = (f"{agent}, round {self.game.round_index if self.game else '?'}, "
-                           f"{phase.action}: "
-                           f"{'no action' if action is None else layout.describe(int(action))}"
-                           f" is not legal now ({int(mask.sum())} legal actions in the mask)")
-                if self.on_illegal == "raise":
-                    raise ValueError(message)
-                self._failed[seat] = Failure("illegal", message)
+            if action is not None and 0 <= action < layout.size and mask[action]:
+                picks[seat] = action
                 continue
-            self._picks[seat].append(int(action))
+            message = (f"{agent}, round {deciding[seat].view.round}, {phase.action}: "
+                       f"{_describe(layout, given, action)} is not legal now "
+                       f"({int(mask.sum())} legal actions in the mask)")
+            if self.on_illegal == "raise":
+                raise ValueError(message)  # before any change: the step can be retried
+            failed[seat] = Failure("illegal", message)
+        for seat, action in picks.items():
+            self._picks[seat].append(action)
+        self._failed.update(failed)
         self._substep += 1
         rewards = dict.fromkeys(self.agents, 0.0)
         if self._substep == self._substeps(phase):
@@ -220,7 +233,7 @@ class DixitParallelEnv(ParallelEnv):
                       rewards: dict[str, float] | None = None) -> Phase | None:
         """Answer the reveals (collecting their points) up to the next phase or the end."""
         assert self.game is not None
-        while type(event) is PublicRound:
+        while isinstance(event, PublicRound):
             self.public_rounds.append(event)
             if rewards is not None and self.reward_mode == "points":
                 for seat, points in enumerate(event.points):
@@ -321,3 +334,19 @@ class DixitParallelEnv(ParallelEnv):
     def close(self) -> None:
         self.game = None
         self._phase = None
+
+
+def _as_action(value: Any) -> int | None:
+    """An action number from an int or a NumPy integer (None for anything else)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _describe(layout: ActionLayout, given: Any, action: int | None) -> str:
+    if given is None:
+        return "no action"
+    return layout.describe(action) if action is not None else f"action {given!r}"

@@ -130,6 +130,7 @@ def render_rgb(env: DixitParallelEnv) -> np.ndarray:
     for i, line in enumerate(lines[:3]):
         draw.text((GAP, GAP + i * LINE), line[: width // 6], fill=TEXT, font=font)
     top = header
+    row: list[tuple[int | None, str, str]]
     if state is not None and state.display:
         row = [(card, f"{i + 1}", "") for i, card in enumerate(state.display)]
         title = "display"
