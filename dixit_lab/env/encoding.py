@@ -229,34 +229,33 @@ class Encoder:
         scores = state.scores
         obs[s["scores"]] = [scores[(seat + offset) % n] for offset in range(n)]
         obs[s["round"].start] = state.round
-        hand, display = state.hand, state.display
-        h, k, dim = len(hand), len(display), self.dim
         similarity = None
         if state.clue is not None:
             vector, similarity = self.clue_features(state.clue)
             obs[s["clue_known"].start] = 1.0
             obs[s["clue"]] = vector
-        if h:
-            start = s["hand_present"].start
-            obs[start:start + h] = 1.0
-            for slot in state.chosen:
-                obs[s["hand_chosen"].start + slot] = 1.0
-            start = s["hand"].start
-            obs[start:start + h * dim] = self.card_vectors[list(hand)].ravel()
-            if similarity is not None:
-                start = s["hand_similarity"].start
-                obs[start:start + h] = similarity[list(hand)]
-        if k:
-            start = s["display_present"].start
-            obs[start:start + k] = 1.0
-            for position in state.own:
-                obs[s["display_own"].start + position] = 1.0
-            start = s["display"].start
-            obs[start:start + k * dim] = self.card_vectors[list(display)].ravel()
-            if similarity is not None:
-                start = s["display_similarity"].start
-                obs[start:start + k] = similarity[list(display)]
+        self._cards(obs, "hand", state.hand, state.chosen, similarity)
+        self._cards(obs, "display", state.display, state.own, similarity)
         return obs
+
+    def _cards(self, obs: np.ndarray, row: str, cards: Sequence[int], flagged: Sequence[int],
+               similarity: np.ndarray | None) -> None:
+        """Fill a row of cards (``hand`` or ``display``): presence, flags (chosen slots or own
+        positions), similarity with the clue, feature vectors."""
+        count = len(cards)
+        if not count:
+            return
+        s, indices = self._slices, list(cards)
+        start = s[f"{row}_present"].start
+        obs[start:start + count] = 1.0
+        flags = s["hand_chosen" if row == "hand" else "display_own"].start
+        for index in flagged:
+            obs[flags + index] = 1.0
+        start = s[row].start
+        obs[start:start + count * self.dim] = self.card_vectors[indices].ravel()
+        if similarity is not None:
+            start = s[f"{row}_similarity"].start
+            obs[start:start + count] = similarity[indices]
 
     def mask(self, state: SeatState) -> np.ndarray:
         """The int8 mask of the legal actions of a seat in ``state``."""

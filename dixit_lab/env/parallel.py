@@ -10,7 +10,6 @@ whole phase has been played, so nothing leaks through the order of play.
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -31,6 +30,7 @@ from dixit_lab.env.encoding import (
     SeatState,
 )
 from dixit_lab.game import Decision, Failure, GameSteps, Phase
+from dixit_lab.game import _as_int as _as_action  # the engine's reading of an integer answer
 from dixit_lab.records import GameRecord
 from dixit_lab.rules import RuleSet, get_rules
 from dixit_lab.seeding import GameSeed, game_seed
@@ -334,16 +334,6 @@ class DixitParallelEnv(ParallelEnv):
     def close(self) -> None:
         self.game = None
         self._phase = None
-
-
-def _as_action(value: Any) -> int | None:
-    """An action number from an int or a NumPy integer (None for anything else)."""
-    if isinstance(value, bool):
-        return None
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None
 
 
 def _describe(layout: ActionLayout, given: Any, action: int | None) -> str:
