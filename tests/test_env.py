@@ -23,8 +23,9 @@ import dixit_lab.env as dixit_env
 from dixit_lab.agent import make_agent
 from dixit_lab.cards import load_deck
 from dixit_lab.env import AgentPolicy, random_policy
-from dixit_lab.game import play_game
+from dixit_lab.game import GameSteps, play_game
 from dixit_lab.rules import get_rules
+from dixit_lab.seeding import game_seed
 from tests import env_policies
 
 TABLES = [(3, "classic"), (5, "classic"), (8, "refresh")]
@@ -83,6 +84,21 @@ def test_same_seed_same_game_as_play_game(n, preset):
     assert env.record.rounds == expected.rounds
     assert env.record.final_scores == expected.final_scores
     assert [totals[agent] for agent in env.possible_agents] == list(expected.final_scores)
+
+
+def test_resets_without_a_seed_go_on_with_the_experiment_seeds():
+    env = dixit_env.parallel_env(4)
+    rules, deck = get_rules("classic"), load_deck("dreams")
+
+    def first_hand(seed):
+        phase = GameSteps(env.possible_agents, rules, deck, seed).start()
+        return phase.decisions[0].view.hand
+
+    hands = []
+    for seed in (21, None, None):
+        env.reset(seed=seed)
+        hands.append(env.decision("player_0")[0].view.hand)
+    assert hands == [first_hand(21), first_hand(game_seed(21, 1)), first_hand(game_seed(21, 2))]
 
 
 def test_a_policy_plays_the_same_in_the_env_and_as_a_policy_agent():
