@@ -259,3 +259,16 @@ def test_bad_options_are_clear_errors():
         dixit_env.parallel_env(4, deck="numbered-84")
     with pytest.raises(ValueError, match="not in clue bank"):
         dixit_env.parallel_env(4, clue_texts=["no such clue at all 123"])
+
+
+def test_any_space_and_a_deck_without_images():
+    from tests.tiny_space import one_clue_per_card
+
+    space = one_clue_per_card(60)
+    env = dixit_env.parallel_env(4, deck=space.deck, space=space, render_mode="rgb_array")
+    observations, _ = env.reset(seed=1)
+    assert env.encoder.actions.n_clues == 60 and env.encoder.dim == 16
+    assert env.observation_space("player_0")["observation"].shape == (
+        observations["player_0"]["observation"].shape)
+    image = env.render()
+    assert image.dtype == np.uint8 and image.shape[2] == 3
