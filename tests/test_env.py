@@ -32,6 +32,9 @@ TABLES = [(3, "classic"), (5, "classic"), (8, "refresh")]
 IDS = [f"{n}-{preset}" for n, preset in TABLES]
 
 
+# every environment whose observations are Dicts with an action mask gets these two warnings
+@pytest.mark.filterwarnings("ignore:Observation space for each agent probably should be")
+@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
 @pytest.mark.parametrize(("n", "preset"), TABLES, ids=IDS)
 def test_pettingzoo_api(n, preset):
     api_test(dixit_env.env(n, preset), num_cycles=200)
