@@ -3,6 +3,8 @@ same deal as ``play_game``, rewards, illegal actions and rendering."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -275,3 +277,33 @@ def test_any_space_and_a_deck_without_images():
         observations["player_0"]["observation"].shape)
     image = env.render()
     assert image.dtype == np.uint8 and image.shape[2] == 3
+
+
+def test_single_agent_env_passes_gymnasiums_checker():
+    from gymnasium.utils.env_checker import check_env
+
+    env = dixit_env.single_agent_env(["literal", "random"], seat=1, on_illegal="fallback",
+                                     render_mode="ansi")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*not having a spec")
+        check_env(env)
+
+
+def test_single_agent_env_steps_are_the_learners_choices_in_the_engines_game():
+    opponents = ["literal", "pragmatic", "random"]
+    env = dixit_env.single_agent_env(opponents, seat=2)
+    observation, _ = env.reset(seed=9)
+    total, done, steps = 0.0, False, 0
+    while not done:
+        mask = observation["action_mask"]
+        assert mask[0] == 0 and mask.sum() >= 1  # never a step where it could only pass
+        assert np.array_equal(env.action_masks(), mask.astype(bool))
+        action = env_policies.observation_driven(observation["observation"], mask)
+        observation, reward, terminated, truncated, _ = env.step(action)
+        total, done, steps = total + reward, terminated or truncated, steps + 1
+    agents = [make_agent(spec) for spec in opponents]
+    agents.insert(2, make_agent("policy(policy=tests.env_policies:observation_driven)"))
+    expected = play_game(agents, get_rules("classic"), load_deck("dreams"), 9)
+    assert env.table.record.rounds == expected.rounds
+    assert total == expected.final_scores[2]
+    assert steps == 2 * len(expected.rounds)  # card+clue as storyteller, submit+vote else

@@ -2,6 +2,7 @@
 
 * :func:`parallel_env` -- a native ``ParallelEnv``: one step is one phase of a round;
 * :func:`env` -- its AEC form (``parallel_to_aec``, with PettingZoo's usual wrappers);
+* :func:`single_agent_env` -- one learning seat against dixit_lab agents, a Gymnasium ``Env``;
 * :class:`AgentPolicy` -- any dixit_lab agent as a policy of the environment (opponents);
 * the ``policy`` agent (``agents.policy_agent``) -- a trained policy in tournaments.
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from pettingzoo import AECEnv
 
     from dixit_lab.env.parallel import DixitParallelEnv
+    from dixit_lab.env.single import DixitSingleAgentEnv
 
 __all__ = [
     "ActionLayout",
@@ -31,6 +33,7 @@ __all__ = [
     "env",
     "parallel_env",
     "random_policy",
+    "single_agent_env",
 ]
 
 
@@ -64,3 +67,13 @@ def env(n_players: int = 4, rules: Any = "classic", deck: Any = "dreams",
     aec = parallel_to_aec(parallel_env(n_players, rules, deck, embedder, render_mode,
                                        **options))
     return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(aec))
+
+
+def single_agent_env(opponents: Any = ("literal", "literal", "literal"), seat: int = 0,
+                     render_mode: str | None = None, **options: Any) -> DixitSingleAgentEnv:
+    """A Gymnasium ``Env`` for one learner at ``seat`` against ``opponents`` (dixit_lab
+    agents or specs); ``options`` as for :func:`parallel_env` (rules, deck, embedder ...)."""
+    _require_pettingzoo()
+    from dixit_lab.env.single import DixitSingleAgentEnv
+
+    return DixitSingleAgentEnv(list(opponents), seat, render_mode, **options)
