@@ -61,12 +61,16 @@ class AgentPolicy:
 
 
 class RandomPolicy:
-    """A uniformly random legal action, from its own seeded generator."""
+    """A uniformly random legal action, from its own seeded generator. Pass (action 0) is
+    legal in this environment only when it is the only legal action, so a legal pass is
+    returned without reading the rest of the mask."""
 
     def __init__(self, seed: int | np.random.SeedSequence | None = None) -> None:
         self.rng = np.random.default_rng(seed)
 
     def __call__(self, observation: Any, action_mask: np.ndarray) -> int:
+        if action_mask[0]:
+            return 0
         legal = np.flatnonzero(action_mask)
         if len(legal) == 1:
             return int(legal[0])
