@@ -10,44 +10,22 @@ A policy trained with a restricted list of clue actions carries it as ``clue_tex
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace, get_space
 from dixit_lab.env.encoding import Encoder
+from dixit_lab.imports import load_attribute
 
 __all__ = ["PolicyAgent", "load_policy"]
 
 
 def load_policy(target: str) -> Callable[..., Any]:
-    """The callable named by ``"package.module:name"`` or ``"path/file.py:name"`` (a class
-    is instantiated without arguments)."""
-    location, _, name = target.rpartition(":")
-    if not location or not name:
-        raise ValueError(f"policy {target!r}: expected 'package.module:name' or "
-                         f"'path/file.py:name'")
-    try:
-        if location.endswith(".py"):
-            path = Path(location)
-            if not path.is_file():
-                raise ValueError(f"policy {target!r}: file {path} does not exist")
-            spec = importlib.util.spec_from_file_location(f"_dixit_policy_{path.stem}", path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(location)
-    except ImportError as error:
-        raise ValueError(f"policy {target!r}: cannot import {location}: {error}") from None
-    try:
-        policy = getattr(module, name)
-    except AttributeError:
-        raise ValueError(f"policy {target!r}: {location} has no {name!r}") from None
+    """The callable named by ``"package.module:name"`` or ``"path/file.py:name"`` (see
+    :mod:`dixit_lab.imports`; a class is instantiated without arguments)."""
+    policy = load_attribute(target)
     if isinstance(policy, type):
         policy = policy()
     if not callable(policy):
