@@ -262,6 +262,10 @@ def test_bad_options_are_clear_errors():
         dixit_env.parallel_env(8)
     with pytest.raises(ValueError, match="has no images"):
         dixit_env.parallel_env(4, deck="numbered-84")
+    with pytest.raises(ValueError, match="render_seat must be a seat 0..3"):
+        dixit_env.parallel_env(4, render_seat=4)
+    with pytest.raises(ValueError, match="render_mode must be one of"):
+        dixit_env.parallel_env(4, render_mode="video")
     with pytest.raises(ValueError, match="not in clue bank"):
         dixit_env.parallel_env(4, clue_texts=["no such clue at all 123"])
 

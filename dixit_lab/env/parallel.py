@@ -88,6 +88,9 @@ class DixitParallelEnv(ParallelEnv):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} "
                              f"or None, got {render_mode!r}")
+        if render_seat is not None and not 0 <= render_seat < n_players:
+            raise ValueError(f"render_seat must be a seat 0..{n_players - 1} or None, "
+                             f"got {render_seat!r}")
         self.encoder = Encoder(space, n_players, self.rules, clue_texts)
         self.deck.check_playable(n_players, self.encoder.hand_size, self.encoder.n_displayed)
         self.n_players = n_players
