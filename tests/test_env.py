@@ -311,3 +311,18 @@ def test_single_agent_env_steps_are_the_learners_choices_in_the_engines_game():
     assert env.table.record.rounds == expected.rounds
     assert total == expected.final_scores[2]
     assert steps == 2 * len(expected.rounds)  # card+clue as storyteller, submit+vote else
+
+
+def test_single_agent_envs_batch_with_gymnasiums_vector_envs():
+    import gymnasium
+
+    batch = gymnasium.vector.SyncVectorEnv(
+        [lambda: dixit_env.single_agent_env(["random", "literal"]) for _ in range(3)])
+    observations, _ = batch.reset(seed=4)
+    assert observations["observation"].shape == (3, batch.single_observation_space[
+        "observation"].shape[0])
+    first_hands = [env.table.decision("player_0")[0].view.hand for env in batch.envs]
+    assert len({tuple(hand) for hand in first_hands}) == 3  # seeds 4, 5, 6: three deals
+    for _ in range(4):
+        actions = [env_policies.first_legal(None, mask) for mask in observations["action_mask"]]
+        observations, *_ = batch.step(np.array(actions))
