@@ -104,6 +104,9 @@ def test_clue_texts_restrict_the_clue_actions():
     assert enc.answer(view, [1, 12]) == Clue(1, "clue 2")
     with pytest.raises(ValueError, match="not in clue bank"):
         encoder(4, clue_texts=["clue 99"])
+    with pytest.raises(ValueError, match="listed twice"):
+        encoder(4, clue_texts=["clue 1", "CLUE 1"])
+    assert encoder(4, clue_texts=["Clue 3"]).clue_texts == ("clue 3",)  # the bank's spelling
 
 
 def test_a_clue_outside_the_bank_has_zero_features_and_one_warning():

@@ -142,15 +142,17 @@ class Encoder:
             texts = space.clues.texts
             self.clue_rows = np.arange(len(texts), dtype=np.int64)
         else:
-            texts = tuple(clue_texts)
-            missing = [text for text in texts if text not in space.clues]
+            missing = [text for text in clue_texts if text not in space.clues]
             if missing:
                 raise ValueError(f"clue_texts: {missing[0]!r} is not in clue bank "
                                  f"{space.clues.name!r} (clue actions must come from the bank)")
-            if not texts:
+            rows = [space.clue_index(text) for text in clue_texts]
+            if not rows:
                 raise ValueError("clue_texts: the storyteller needs at least one clue")
-            self.clue_rows = np.array([space.clue_index(text) for text in texts],
-                                      dtype=np.int64)
+            if len(set(rows)) < len(rows):
+                raise ValueError("clue_texts: a clue is listed twice")
+            texts = tuple(space.clues.texts[row] for row in rows)  # the bank's spelling
+            self.clue_rows = np.array(rows, dtype=np.int64)
         self.clue_texts = texts
         self.clue_action = {text: i for i, text in enumerate(texts)}
         #: (C, dim) features of the clue actions, in action order (public: the clue list)
