@@ -132,7 +132,10 @@ def render_rgb(env: DixitParallelEnv) -> np.ndarray:
     top = header
     row: list[tuple[int | None, str, str]]
     if state is not None and state.display:
-        row = [(card, f"{i + 1}", "") for i, card in enumerate(state.display)]
+        seat = env.render_seat
+        own = env._states_now[seat].own if seat is not None else ()
+        row = [(card, f"{i + 1}" + (f" ({names[seat or 0]}'s)" if i in own else ""), "")
+               for i, card in enumerate(state.display)]
         title = "display"
     elif env.public_rounds:
         last = env.public_rounds[-1]
@@ -166,5 +169,6 @@ def _draw_row(env: DixitParallelEnv, canvas: Image.Image, draw: ImageDraw.ImageD
             info = env.deck.cards[card]
             image = _thumbnail(info.image, info.id)
         canvas.paste(image, (left, top))
-        draw.text((left, top + CARD + 2), (label + ("  " + note if note else ""))[:18],
-                  fill=TEXT, font=font)
+        draw.text((left, top + CARD + 2), label[:18], fill=TEXT, font=font)
+        if note:
+            draw.text((left, top + CARD + 2 + LINE), note[:18], fill=TEXT, font=font)
