@@ -1,11 +1,11 @@
 """Environment speed: AEC steps/s (and parallel steps/s) of random masked policies, one core.
 
-    python benchmarks/bench_env.py [--seconds 2]
+    python benchmarks/bench_env.py [--seconds 1]
 
-An AEC step is one agent's action through ``dixit_lab.env.env`` (``parallel_to_aec`` plus
-PettingZoo's order-enforcing and bounds wrappers): ``agent_iter``, ``last``, the policy,
-``step``. A parallel step is one phase for the whole table. Each seat's policy draws a
-random legal action from the mask. Target: >= 10,000 AEC steps/s. Not a test: figures
+An AEC step is one agent's action through ``dixit_lab.env.env`` (``parallel_to_aec`` in
+PettingZoo's order-enforcing wrapper): ``agent_iter``, ``last``, the policy, ``step``. A
+parallel step is one phase for the whole table. Each seat's policy draws a random legal action
+from the mask. Target: >= 10,000 AEC steps/s. Not a test: figures
 depend on the machine and its load.
 """
 

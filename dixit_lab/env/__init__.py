@@ -1,7 +1,7 @@
 """Dixit as a PettingZoo environment, for learning agents (``pip install 'dixit-lab[env]'``).
 
 * :func:`parallel_env` -- a native ``ParallelEnv``: one step is one phase of a round;
-* :func:`env` -- its AEC form (``parallel_to_aec``, with PettingZoo's usual wrappers);
+* :func:`env` -- its AEC form (``parallel_to_aec``, order-enforced);
 * :func:`single_agent_env` -- one learning seat against dixit_lab agents, a Gymnasium ``Env``;
 * :class:`AgentPolicy` -- any dixit_lab agent as a policy of the environment (opponents);
 * the ``policy`` agent (``agents.policy_agent``) -- a trained policy in tournaments.
@@ -59,14 +59,16 @@ def parallel_env(n_players: int = 4, rules: Any = "classic", deck: Any = "dreams
 
 def env(n_players: int = 4, rules: Any = "classic", deck: Any = "dreams",
         embedder: str = "conse", render_mode: str | None = None, **options: Any) -> AECEnv:
-    """The AEC form of :func:`parallel_env`: ``parallel_to_aec``, then PettingZoo's
-    ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``."""
+    """The AEC form of :func:`parallel_env`: ``parallel_to_aec``, in PettingZoo's
+    ``OrderEnforcingWrapper``. (No ``AssertOutOfBoundsWrapper``: the environment checks every
+    action against the mask itself, with a message naming the agent, when the phase's last
+    agent has acted; the extra layer would cost a fifth of the AEC speed.)"""
     _require_pettingzoo()
     from pettingzoo.utils import parallel_to_aec, wrappers
 
     aec = parallel_to_aec(parallel_env(n_players, rules, deck, embedder, render_mode,
                                        **options))
-    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(aec))
+    return wrappers.OrderEnforcingWrapper(aec)
 
 
 def single_agent_env(opponents: Any = ("literal", "literal", "literal"), seat: int = 0,
