@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from dixit_lab_agents.model_storyteller import ModelStoryteller
-from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
 from dixit_lab.agent import register_agent
+from dixit_lab_agents.model_storyteller import ModelStoryteller
+from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
 
 @register_agent("ambiguity")

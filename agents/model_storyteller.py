@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from dixit_lab_agents.batch_tools import orderable, searchsorted_rows
-from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
-from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
 from dixit_lab.agent import Clue, GameContext, TellView
 from dixit_lab.listener_model import ListenerModel, listener_model
+from dixit_lab_agents.batch_tools import orderable, searchsorted_rows
+from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
+from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
 __all__ = ["ModelStoryteller"]
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from dixit_lab_agents.random_agent import RandomAgent
 from PIL import Image
 
 from dixit_lab import Deck, get_rules, make_agent, play_game, read_jsonl, write_jsonl
@@ -19,6 +18,7 @@ from dixit_lab.metrics import agent_table
 from dixit_lab.report import _reading, write_report
 from dixit_lab.show import show_game
 from dixit_lab.sweep_report import write_sweep_report
+from dixit_lab_agents.random_agent import RandomAgent
 
 NAMES = ["teller", "crowd", "crowd", "crowd", "other"]
 
