@@ -3,10 +3,12 @@
 from agents import (
     ambiguity,
     calibrated,
+    human,
     literal,
     pragmatic,
     random_agent,
     softmax_agent,
 )
 
-__all__ = ["ambiguity", "calibrated", "literal", "pragmatic", "random_agent", "softmax_agent"]
+__all__ = ["ambiguity", "calibrated", "human", "literal", "pragmatic", "random_agent",
+           "softmax_agent"]
