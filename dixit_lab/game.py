@@ -48,6 +48,7 @@ __all__ = [
     "GameSteps",
     "IllegalAction",
     "Phase",
+    "agent_answer",
     "play_game",
 ]
 
@@ -111,13 +112,8 @@ def play_game(
     event = game.start()
     while event is not None:
         if type(event) is Phase:
-            answers: list[Any] = []
-            for decision in event.decisions:
-                try:
-                    answers.append(getattr(agents[decision.seat], decision.action)(decision.view))
-                except Exception as error:
-                    answers.append(Failure("raised", _raised(error), error))
-            event = game.send(answers)
+            event = game.send([agent_answer(agents[decision.seat], decision)
+                               for decision in event.decisions])
         else:
             for seat, agent in enumerate(agents):
                 try:
@@ -126,6 +122,14 @@ def play_game(
                     game.hook_failed(seat, "observe", error)
             event = game.send(None)
     return game.record
+
+
+def agent_answer(agent: Agent, decision: Decision) -> Any:
+    """``agent``'s answer to ``decision``, or a :class:`Failure` if the agent raised."""
+    try:
+        return getattr(agent, decision.action)(decision.view)
+    except Exception as error:
+        return Failure("raised", _raised(error), error)
 
 
 class GameSteps:

@@ -190,6 +190,11 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     override the config's ``executor`` section."""
     if config.sweep:
         raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
+    from dixit_lab.web.decisions import human_players
+
+    if human_players(config):
+        raise ConfigError(f"{config.name}: a player is a person (agent: human): play this "
+                          f"config with `dixit-lab play`")
     folder = Path(out) if out is not None else config.results_dir()
     prepare_folder(config, folder)
     kind = executor or config.executor.kind

@@ -28,10 +28,11 @@ def _web_modules() -> None:
 def cmd_play(args: argparse.Namespace) -> int:
     _web_modules()
     from dixit_lab.experiment import ConfigError, load_config
+    from dixit_lab.web.decisions import human_players
     from dixit_lab.web.play_app import play_app
     from dixit_lab.web.results import PlayFolder
     from dixit_lab.web.server import bind, loopback_hosts, serve, url_host
-    from dixit_lab.web.table import PlayTable, human_players
+    from dixit_lab.web.table import PlayTable
 
     config = load_config(args.config)
     if config.sweep:

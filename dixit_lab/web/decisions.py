@@ -17,16 +17,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dixit_lab.agent import Clue
+from dixit_lab.spec import parse_spec
+
+if TYPE_CHECKING:
+    from dixit_lab.experiment import ExperimentConfig
 
 __all__ = [
     "DECISIONS_ENV",
     "DECISIONS_FILE",
+    "HUMAN",
     "DecisionLog",
     "answer_from_json",
     "answer_to_json",
+    "human_players",
     "load_decisions",
     "recorded_decisions",
     "view_key",
@@ -34,6 +40,13 @@ __all__ = [
 
 DECISIONS_FILE = "human_decisions.jsonl"
 DECISIONS_ENV = "DIXIT_LAB_HUMAN_DECISIONS"
+HUMAN = "human"  # the agent of a person's seat
+
+
+def human_players(config: ExperimentConfig) -> list[int]:
+    """The pool seats (the config's players, expanded by ``count``) that people play."""
+    return [index for index, (_, spec) in enumerate(config.seats())
+            if parse_spec(spec)[0] == HUMAN]
 
 
 def view_key(view: Any) -> str:

@@ -8,6 +8,7 @@ sees an illegal human move, so a person's game has no faults.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from dixit_lab.agent import Clue, SubmitView, TellView, VoteView
@@ -87,7 +88,8 @@ def _vote(view: VoteView, move: Any) -> int:
     return position
 
 
-_CHECKS = {"tell": _tell, "submit": _submit, "vote": _vote}
+_CHECKS: dict[str, Callable[[Any, Any], Any]] = {"tell": _tell, "submit": _submit,
+                                                 "vote": _vote}
 
 
 def check_move(action: str, view: Any, body: Any) -> Any:

@@ -118,9 +118,10 @@ def page(name: str) -> Response:
 
 def card_image(deck: Deck, index: int) -> FileResponse:
     """The image of card ``index`` of ``deck`` (404 for an index outside the deck)."""
-    if not 0 <= index < len(deck) or deck.cards[index].image is None:
+    image = deck.cards[index].image if 0 <= index < len(deck) else None
+    if image is None:
         raise HTTPException(404, "no such card")
-    return FileResponse(deck.cards[index].image, headers={"Cache-Control": "max-age=86400"})
+    return FileResponse(image, headers={"Cache-Control": "max-age=86400"})
 
 
 def bind(host: str, port: int) -> socket.socket:

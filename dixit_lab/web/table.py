@@ -20,27 +20,19 @@ from dixit_lab.cards import load_deck
 from dixit_lab.experiment import ConfigError, ExperimentConfig
 from dixit_lab.game import GameSteps, Phase, agent_answer
 from dixit_lab.seeding import game_seed
-from dixit_lab.spec import parse_spec
 from dixit_lab.tournament import GameSpec
-from dixit_lab.web.decisions import DecisionLog
+from dixit_lab.web.decisions import DecisionLog, human_players
 from dixit_lab.web.moves import CLUE_LIMIT, IllegalMove, check_move
 from dixit_lab.web.results import PlayFolder
 from dixit_lab.web.views import cards_json, public_round_json
 
-__all__ = ["HUMAN", "HumanSeat", "PlayTable", "Stopped", "human_players"]
+__all__ = ["HumanSeat", "PlayTable", "Stopped"]
 
-HUMAN = "human"
 _NOTHING = object()
 
 
 class Stopped(Exception):
     """The server is shutting down: the game in progress is abandoned (not saved)."""
-
-
-def human_players(config: ExperimentConfig) -> list[int]:
-    """Pool seats whose agent is ``human``."""
-    return [index for index, (_, spec) in enumerate(config.seats())
-            if parse_spec(spec)[0] == HUMAN]
 
 
 @dataclass
@@ -153,15 +145,21 @@ class PlayTable:
         for seat, player in enumerate(spec.seats):
             if self._human_at(seat) is None:
                 agents[seat] = make_agent(self.specs[player])
-                agents[seat].begin_game(steps.context(seat))
+                try:  # as play_game does: an agent's exception is a fault of the game
+                    agents[seat].begin_game(steps.context(seat))
+                except Exception as error:
+                    steps.hook_failed(seat, "begin_game", error)
         log = DecisionLog()
         event = steps.start()
         while event is not None:
             if isinstance(event, Phase):
                 event = steps.send(self._phase(event, agents, spec.index, log))
                 continue
-            for agent in agents.values():
-                agent.observe(event)
+            for seat, agent in agents.items():
+                try:
+                    agent.observe(event)
+                except Exception as error:
+                    steps.hook_failed(seat, "observe", error)
             with self.cond:
                 self.history.append(event)
                 self.last_round = {"game": spec.index,
@@ -171,6 +169,7 @@ class PlayTable:
                 self._changed()
             event = steps.send(None)
         record = steps.record
+        assert record is not None  # the game is over
         self.folder.save(spec.index, record, log.lines)
         with self.cond:
             self.finished.append({"game": spec.index, "players": list(players),

@@ -18,21 +18,22 @@ function el(tag, attrs, ...children) {
 }
 
 // The picture of a card: its image, or its id for a deck without images.
-function cardPicture(card) {
+function cardPicture(card, lazy) {
   if (card.image) {
-    return el("img", {src: card.image, alt: card.alt, loading: "lazy", width: 350, height: 350});
+    return el("img", {src: card.image, alt: card.alt, loading: lazy ? "lazy" : null,
+                      width: 350, height: 350});
   }
   return el("span", {class: "noimage", role: "img", "aria-label": card.alt}, card.id);
 }
 
 // A card as a toggle button (selectable) or a figure (display only).
-// opts: {label: Node|string, pressed: bool, disabled: bool, onclick, classes, aria}
+// opts: {label: Node|string, pressed: bool, disabled: bool, onclick, classes, aria, lazy}
 function cardView(card, opts) {
   opts = opts || {};
   const label = opts.label ? el("span", {class: "label"}, opts.label) : null;
   const classes = ["card", ...(opts.classes || [])].join(" ");
   if (!opts.onclick) {
-    return el("figure", {class: classes, "data-card": card.card}, cardPicture(card),
+    return el("figure", {class: classes, "data-card": card.card}, cardPicture(card, opts.lazy),
               label ? el("figcaption", {}, label) : null);
   }
   return el("button", {
@@ -56,15 +57,22 @@ function scoreTable(players, scores, options) {
     el("td", {class: "num"}, scores[seat]),
     el("td", {}, el("div", {class: "track", role: "img",
                             "aria-label": `${name}: ${scores[seat]} points`},
-                    el("span", {style: `width:${Math.min(100, 100 * scores[seat] / top)}%`})))));
+                    bar(Math.min(100, 100 * scores[seat] / top))))));
   return el("table", {class: "scores"}, el("thead", {}, head), el("tbody", {}, rows));
+}
+
+// A track's filled part (its width set through the CSSOM: the pages' CSP forbids inline styles).
+function bar(percent) {
+  const span = el("span");
+  span.style.width = `${percent}%`;
+  return span;
 }
 
 function signed(value) { return value > 0 ? `+${value}` : String(value); }
 
 // The reveal of a round: each displayed card with its owner, its voters and the storyteller's
 // card marked; then the round's points and the totals.
-function revealView(round, players, youSeat, target) {
+function revealView(round, players, youSeat, target, lazy) {
   const voters = round.display.map(() => []);
   round.votes.forEach((vote, seat) => { if (vote !== null) voters[vote].push(players[seat]); });
   const cards = round.display.map((card, position) => {
@@ -75,7 +83,7 @@ function revealView(round, players, youSeat, target) {
       teller ? el("span", {class: "tag teller"}, "storyteller") : null,
       owner === youSeat ? el("span", {class: "tag you"}, "you") : null,
       el("br"), voters[position].length ? `votes: ${voters[position].join(", ")}` : "no votes");
-    return cardView(card, {label, classes: teller ? ["teller"] : []});
+    return cardView(card, {label, lazy, classes: teller ? ["teller"] : []});
   });
   const found = round.finders.length;
   const listeners = players.length - 1;

@@ -54,8 +54,9 @@ function setAlert(text, kind) {
 
 function setStatus(text, thinking, turn) {
   const status = $("status");
-  status.replaceChildren(thinking ? el("span", {class: "spinner", "aria-hidden": "true"}) : null,
-                         el("span", {}, text));
+  const words = el("span", {}, text);
+  status.replaceChildren(...(thinking ? [el("span", {class: "spinner", "aria-hidden": "true"}),
+                                         words] : [words]));
   status.classList.toggle("turn", Boolean(turn));
   status.setAttribute("aria-busy", thinking ? "true" : "false");
 }
@@ -83,6 +84,7 @@ function show(next) {
     drawAction(next, revealing);
   }
   drawStatus(next, revealing);
+  $("scores-panel").classList.toggle("hidden", over);
   $("scores").replaceChildren(scoreTable(players, next.scores, {
     target: next.target_score, tags: (seat) => [
       seat === next.storyteller ? el("span", {class: "tag teller"}, "storyteller") : null,
@@ -92,7 +94,7 @@ function show(next) {
     historyDrawn = next.history.length;
     $("history").replaceChildren(...next.history.slice().reverse().map((round) => el("div", {},
       el("h3", {}, `Round ${round.round + 1}`),
-      revealView(round, players, next.seat, next.target_score))));
+      revealView(round, players, next.seat, next.target_score, true))));
   }
 }
 
@@ -111,10 +113,16 @@ function drawOver(next) {
     return el("div", {},
       el("p", {class: "clue"}, next.games > 1 ? `Game ${game.game + 1}: ` : "",
          `${winners} ${game.winners.length > 1 ? "share the victory" : "wins"}.`),
-      scoreTable(game.players, game.final_scores, {target: next.target_score}));
+      scoreTable(game.players, game.final_scores, {
+        target: next.target_score,
+        tags: (seat) => [
+          game.winners.includes(seat) ? el("span", {class: "tag teller"}, "winner") : null,
+          game.players[seat] === next.name ? el("span", {class: "tag you"}, "you") : null],
+      }));
   });
-  $("over-body").replaceChildren(...games, next.error
-    ? el("p", {class: "alert"}, `The game stopped: ${next.error}`) : null);
+  if (next.error) games.push(el("p", {class: "alert"}, `The game stopped: ${next.error}`));
+  else games.push(el("p", {class: "muted"}, "Every game is saved with the results of the run."));
+  $("over-body").replaceChildren(...games);
 }
 
 function drawStatus(next, revealing) {
