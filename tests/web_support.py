@@ -20,18 +20,18 @@ BANK_CLUE = ClueBank.load("default")[0]  # a clue the agents perceive without a 
 
 @register_agent("test-slow")
 class SlowAgent(RandomAgent):
-    """``random``, taking a fifth of a second to think: the page shows it thinking."""
+    """``random``, taking 0.3 s to think: the page shows it thinking."""
 
     def tell(self, view: Any) -> Any:
-        time.sleep(0.2)
+        time.sleep(0.3)
         return super().tell(view)
 
     def submit(self, view: Any) -> Any:
-        time.sleep(0.2)
+        time.sleep(0.3)
         return super().submit(view)
 
     def vote(self, view: Any) -> Any:
-        time.sleep(0.2)
+        time.sleep(0.3)
         return super().vote(view)
 
 
