@@ -62,6 +62,7 @@ function setStatus(text, thinking, turn) {
 }
 
 function show(next) {
+  if (!view) performance.mark("dixit-lab:first-view");  // for benchmarks/bench_web.py
   view = next;
   const players = next.players;
   const game = next.games > 1 ? `Game ${next.game + 1} of ${next.games} · ` : "";
