@@ -121,6 +121,9 @@ def test_illegal_moves_get_4xx_naming_the_rule(tmp_path):
             assert (response.status_code, response.json()["rule"]) == (status, rule), body
         assert client.post(url, content=b"{not json").status_code == 400
         assert client.post(url, content=b"[" + b"1," * BODY_LIMIT + b"1]").status_code == 413
+        chunks = (b"1" * 1000 for _ in range(5))  # no Content-Length: counted as it comes
+        response = client.post(url, content=chunks)
+        assert (response.status_code, response.json()["rule"]) == (413, "body-size")
         view = client.post(url, json=legal_move(view)).json()
         assert client.post(url, json=legal_move({**view, "phase": "tell"})).json()["rule"] \
             == "turn"
@@ -155,7 +158,8 @@ def test_a_token_sees_only_its_own_seat(tmp_path):
     client = client_for(table)
     ann, bob = (human.token for human in table.humans)
     try:
-        assert client.get("/api/play/not-a-token").status_code == 404
+        missing = client.get("/api/play/not-a-token")
+        assert missing.status_code == 404 and missing.json()["rule"] == "not-found"
         assert client.post("/api/play/not-a-token", json={"vote": 0}).status_code == 404
         assert client.get("/play/not-a-token").status_code == 404
         assert client.get(f"/play/{ann}").status_code == 200

@@ -18,6 +18,7 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from dixit_lab.cards import Deck
@@ -97,6 +98,13 @@ def make_app(title: str, allowed_hosts: list[str]) -> FastAPI:
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     app.add_middleware(_Limits)
+
+    @app.exception_handler(StarletteHTTPException)  # fastapi's and the router's 404s
+    def http_error(request: Any, error: StarletteHTTPException) -> JSONResponse:
+        """Every error in one shape: ``{"error": what, "rule": which}``."""
+        rule = {404: "not-found", 413: "body-size"}.get(error.status_code, "http")
+        return JSONResponse({"error": str(error.detail), "rule": rule},
+                            status_code=error.status_code, headers={"Cache-Control": "no-store"})
     static = resources.files("dixit_lab.web") / "static"
 
     @app.get("/static/{name}")
