@@ -66,7 +66,7 @@ function show(next) {
   view = next;
   const players = next.players;
   const game = next.games > 1 ? `Game ${next.game + 1} of ${next.games} · ` : "";
-  $("where").textContent = `${game}Round ${next.round + 1} · you are ${next.name}`;
+  $("where").textContent = `${game}Round ${next.round + 1} · playing as ${next.name}`;
   const last = next.last_round;
   const revealing = Boolean(last) && roundKey(last) !== acknowledged;
   if (revealing && $("reveal").dataset.round !== roundKey(last)) drawReveal(last);
@@ -134,10 +134,15 @@ function drawStatus(next, revealing) {
     case "tell": return setStatus("You are the storyteller: choose a card of your hand and "
                                   + "say a clue.", false, true);
     case "submit": return setStatus(`${teller} told “${next.clue}”. Choose ${cards} of your `
-                                    + "hand that fit the clue.", false, true);
+                                    + `hand that ${next.n_cards === 1 ? "fits" : "fit"} the `
+                                    + "clue.", false, true);
     case "vote": return setStatus("Vote for the card you think is the storyteller's "
                                   + "(not your own).", false, true);
     case "over": return setStatus("The game is over.", false);
+    case "wait":
+      if (next.seat === null) return setStatus("You sit out this game: it goes on without you.",
+                                               false);
+      // falls through
     default: {
       const waiting = next.waiting_for;
       const verb = waiting.length === 1 ? "is" : "are";
@@ -198,6 +203,7 @@ function toggleCard(button, card, limit) {
   }
   updateButtons();
   if (view.phase === "tell" && selected.length) $("clue-input").focus();
+  if (view.phase === "submit" && selected.length === limit) $("submit").focus();
 }
 
 function chooseVote(button, position) {
@@ -206,6 +212,7 @@ function chooseVote(button, position) {
     other.setAttribute("aria-pressed", other === button);
   }
   updateButtons();
+  $("vote").focus();
 }
 
 function updateButtons() {
@@ -255,6 +262,7 @@ $("continue").addEventListener("click", () => {
   sessionStorage.setItem(seenKey, acknowledged);
   actionKey = null;
   show(view);
+  if (document.activeElement === document.body) $("status").focus();
 });
 
 poll();
