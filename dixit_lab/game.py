@@ -22,7 +22,16 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from dixit_lab.agent import Agent, Clue, GameContext, PublicRound, SubmitView, TellView, VoteView
+from dixit_lab.agent import (
+    Agent,
+    AgentFailure,
+    Clue,
+    GameContext,
+    PublicRound,
+    SubmitView,
+    TellView,
+    VoteView,
+)
 from dixit_lab.cards import Deck
 from dixit_lab.records import EndReason, Fault, GameRecord, RoundRecord
 from dixit_lab.rules import IllegalAction, RuleSet, round_points
@@ -125,9 +134,12 @@ def play_game(
 
 
 def agent_answer(agent: Agent, decision: Decision) -> Any:
-    """``agent``'s answer to ``decision``, or a :class:`Failure` if the agent raised."""
+    """``agent``'s answer to ``decision``, or a :class:`Failure` if the agent raised (an
+    :class:`AgentFailure`, e.g. of an isolated agent, keeps its own kind)."""
     try:
         return getattr(agent, decision.action)(decision.view)
+    except AgentFailure as failure:
+        return Failure(failure.kind, str(failure), failure)
     except Exception as error:
         return Failure("raised", _raised(error), error)
 
@@ -204,7 +216,10 @@ class GameSteps:
 
     def hook_failed(self, seat: int, hook: str, error: BaseException) -> None:
         """An agent's ``begin_game`` or ``observe`` raised: a fault of the current round."""
-        self._fault(seat, hook, _raised(error), "raised", error)
+        if isinstance(error, AgentFailure):
+            self._fault(seat, hook, str(error), error.kind, error)
+        else:
+            self._fault(seat, hook, _raised(error), "raised", error)
 
     # -- faults -----------------------------------------------------------------------------
 

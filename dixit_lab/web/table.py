@@ -15,12 +15,13 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from dixit_lab.agent import Agent, PublicRound, SubmitView, VoteView, make_agent
+from dixit_lab.agent import Agent, PublicRound, SubmitView, VoteView
 from dixit_lab.cards import load_deck
 from dixit_lab.experiment import ConfigError, ExperimentConfig
 from dixit_lab.game import GameSteps, Phase, agent_answer
+from dixit_lab.records import GameRecord
 from dixit_lab.seeding import game_seed
-from dixit_lab.tournament import GameSpec
+from dixit_lab.tournament import GameSpec, make_seat_agent
 from dixit_lab.web.decisions import DecisionLog, human_players
 from dixit_lab.web.moves import CLUE_LIMIT, IllegalMove, check_move
 from dixit_lab.web.results import PlayFolder
@@ -68,6 +69,7 @@ class PlayTable:
         seats = config.seats()
         self.names = [name for name, _ in seats]
         self.specs = [spec for _, spec in seats]
+        self.isolation = config.isolation()
         players = human_players(config)
         if not players:
             raise ConfigError(f"config {config.name!r} has no seat for a person: add a player "
@@ -144,16 +146,34 @@ class PlayTable:
         agents: dict[int, Agent] = {}
         for seat, player in enumerate(spec.seats):
             if self._human_at(seat) is None:
-                agents[seat] = make_agent(self.specs[player])
+                agents[seat] = make_seat_agent(self.specs[player], *self.isolation[player])
                 try:  # as play_game does: an agent's exception is a fault of the game
                     agents[seat].begin_game(steps.context(seat))
                 except Exception as error:
                     steps.hook_failed(seat, "begin_game", error)
+        try:
+            record, decisions = self._steps(steps, agents, spec.index)
+        finally:
+            for agent in agents.values():
+                close = getattr(agent, "close", None)  # an isolated agent's process
+                if close is not None:
+                    close()
+        self.folder.save(spec.index, record, decisions)
+        with self.cond:
+            self.finished.append({"game": spec.index, "players": list(players),
+                                  "final_scores": list(record.final_scores),
+                                  "winners": list(record.winners),
+                                  "end_reason": record.end_reason})
+            self._changed()
+
+    def _steps(self, steps: GameSteps, agents: dict[int, Agent], game: int
+               ) -> tuple[GameRecord, list[str]]:
+        """Answer the engine's events to the end of the game: (record, people's decisions)."""
         log = DecisionLog()
         event = steps.start()
         while event is not None:
             if isinstance(event, Phase):
-                event = steps.send(self._phase(event, agents, spec.index, log))
+                event = steps.send(self._phase(event, agents, game, log))
                 continue
             for seat, agent in agents.items():
                 try:
@@ -162,21 +182,13 @@ class PlayTable:
                     steps.hook_failed(seat, "observe", error)
             with self.cond:
                 self.history.append(event)
-                self.last_round = {"game": spec.index,
-                                   **public_round_json(self.deck, event)}
+                self.last_round = {"game": game, **public_round_json(self.deck, event)}
                 for human in self.humans:
                     human.new_round()
                 self._changed()
             event = steps.send(None)
-        record = steps.record
-        assert record is not None  # the game is over
-        self.folder.save(spec.index, record, log.lines)
-        with self.cond:
-            self.finished.append({"game": spec.index, "players": list(players),
-                                  "final_scores": list(record.final_scores),
-                                  "winners": list(record.winners),
-                                  "end_reason": record.end_reason})
-            self._changed()
+        assert steps.record is not None  # the game is over
+        return steps.record, log.lines
 
     def _phase(self, phase: Phase, agents: dict[int, Agent], game: int, log: DecisionLog
                ) -> list[Any]:
