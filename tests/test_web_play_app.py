@@ -224,3 +224,16 @@ def test_a_stopped_run_keeps_its_finished_games(tmp_path):
     again = PlayFolder(config, tmp_path)
     assert [spec.index for spec in again.missing()] == [1]
     assert set(again.decisions) == {0}
+
+
+def test_an_isolated_agent_sits_at_a_people_table_and_the_game_replays(tmp_path):
+    data = config_data([{"name": "you", "agent": "human"},
+                        {"name": "boxed", "agent": "random", "isolation": "process",
+                         "decision_timeout": 30},
+                        {"name": "random", "agent": "random"}], max_rounds=2)
+    table, thread = start_table(tmp_path, data)
+    play_seat(client_for(table), table.humans[0].token)
+    thread.join(timeout=60)
+    (record,) = read_jsonl(tmp_path / "games.jsonl")
+    assert not any(round_.faults for round_ in record.rounds)
+    assert replay_folder(tmp_path, executor="local", show_progress=False) == (1, None)
