@@ -179,7 +179,12 @@ def test_a_token_sees_only_its_own_seat(tmp_path):
         client.post(f"/api/play/{bob}", json=legal_move(bob_view))
         bob_vote = wait_for_phase(client, bob, "vote")
         ann_view = client.get(f"/api/play/{ann}").json()
-        assert ann_view["phase"] == "wait" and ann_view["display"] == []  # not revealed yet
+        # the storyteller sees the display laid out, and which card is hers, no owner
+        assert ann_view["phase"] == "wait" and ann_view["display"] == bob_vote["display"]
+        told = ann_view["played"][0]["card"]
+        assert [card["card"] for card in ann_view["display"]].index(told) \
+            == ann_view["own_positions"][0]
+        assert ann_view["history"] == [] and ann_view["last_round"] is None
         assert len(bob_vote["own_positions"]) == 1
     finally:
         table.stop()

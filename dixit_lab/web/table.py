@@ -199,6 +199,12 @@ class PlayTable:
             if phase.action == "tell":
                 self.storyteller = phase.decisions[0].seat
             self.waiting = {decision.seat for decision in phase.decisions}
+            if phase.action == "vote":  # the display is laid out for the whole table to see
+                teller = self._human_at(phase.decisions[0].view.storyteller)
+                display = phase.decisions[0].view.display
+                if teller is not None and teller.played:
+                    teller.display = display
+                    teller.own_positions = (display.index(teller.played[0]),)
             for index, decision in enumerate(phase.decisions):
                 human = self._human_at(decision.seat)
                 if human is None:
