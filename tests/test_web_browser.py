@@ -160,3 +160,8 @@ def test_a_person_plays_a_whole_game_in_the_browser(browser, tmp_path):
         page.keyboard.press("ArrowRight")
         expect(page.locator("#round-title")).to_have_text("Round 2 of 4")
         expect(page.locator("#round")).to_contain_text(record.rounds[1].clue)
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        phone.goto(f"{base}/#run=0&game=0&round=3")
+        expect(phone.locator("#round-title")).to_have_text("Round 4 of 4")
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+        check_screenshot(phone, shots / "viewer-phone.png")
