@@ -319,6 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--out", help="folder (default: data/embeddings)")
     embed.set_defaults(func=cmd_embed)
 
+    from dixit_lab.web.commands import add_commands as add_web_commands  # play, view
+
+    add_web_commands(sub)
+
     ag = sub.add_parser("agents", help="list the registered agents and their parameters")
     ag.set_defaults(func=cmd_agents)
     return parser

@@ -57,6 +57,7 @@ __all__ = [
     "GameSteps",
     "IllegalAction",
     "Phase",
+    "agent_answer",
     "play_game",
 ]
 
@@ -120,15 +121,8 @@ def play_game(
     event = game.start()
     while event is not None:
         if isinstance(event, Phase):
-            answers: list[Any] = []
-            for decision in event.decisions:
-                try:
-                    answers.append(getattr(agents[decision.seat], decision.action)(decision.view))
-                except AgentFailure as failure:
-                    answers.append(Failure(failure.kind, str(failure), failure))
-                except Exception as error:
-                    answers.append(Failure("raised", _raised(error), error))
-            event = game.send(answers)
+            event = game.send([agent_answer(agents[decision.seat], decision)
+                               for decision in event.decisions])
         else:
             for seat, agent in enumerate(agents):
                 try:
@@ -138,6 +132,17 @@ def play_game(
             event = game.send(None)
     assert game.record is not None
     return game.record
+
+
+def agent_answer(agent: Agent, decision: Decision) -> Any:
+    """``agent``'s answer to ``decision``, or a :class:`Failure` if the agent raised (an
+    :class:`AgentFailure`, e.g. of an isolated agent, keeps its own kind)."""
+    try:
+        return getattr(agent, decision.action)(decision.view)
+    except AgentFailure as failure:
+        return Failure(failure.kind, str(failure), failure)
+    except Exception as error:
+        return Failure("raised", _raised(error), error)
 
 
 class GameSteps:

@@ -103,6 +103,7 @@ def interval_plot(plt: Any, names: Sequence[str], values: np.ndarray, lows: np.n
     y = np.arange(n)
     has_ci = np.isfinite(lows) & np.isfinite(highs)
     err = np.vstack([np.where(has_ci, values - lows, 0.0), np.where(has_ci, highs - values, 0.0)])
+    err = np.maximum(err, 0.0)  # a one-game bootstrap gives bounds a rounding error off
     ax.errorbar(values, y, xerr=err, fmt="o", color=colour, ecolor=colour, elinewidth=2,
                 capsize=4, markersize=6)
     ax.set_yticks(y, [short_label(name) for name in names])

@@ -27,7 +27,7 @@ from dixit_lab.progress import progress
 from dixit_lab.records import game_index
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
 
-__all__ = ["RunResult", "run_experiment", "run_sweep", "table_setup"]
+__all__ = ["RunResult", "prepare_folder", "run_experiment", "run_sweep", "table_setup"]
 
 _IGNORED_FOR_RESUME = ("executor", "out", "description", "engine")
 
@@ -153,6 +153,19 @@ def _merge(folder: Path, expected: int) -> None:
     atomic_write(folder / "games.jsonl", write)
 
 
+def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
+    """Create the results folder (or check that it holds this experiment) and write its
+    config.yaml: the resolved config, the version, the commit and the Python."""
+    from dixit_lab import __version__
+
+    folder.mkdir(parents=True, exist_ok=True)
+    resolved = config.resolved()
+    _check_same_experiment(folder, resolved)
+    header = {"experiment": resolved, "dixit_lab_version": __version__,
+              "git_commit": git_commit(), "python": sys.version.split()[0]}
+    atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
+
+
 def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                    executor: str | None = None, workers: int | None = None,
                    chunk_size: int | None = None, show_progress: bool = True,
@@ -163,20 +176,18 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     override the config's ``executor`` section."""
     if config.sweep:
         raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
-    folder = Path(out) if out is not None else config.results_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    resolved = config.resolved()
-    _check_same_experiment(folder, resolved)
-    from dixit_lab import __version__
+    from dixit_lab.web.decisions import human_players
 
+    if human_players(config):
+        raise ConfigError(f"{config.name}: a player is a person (agent: human): play this "
+                          f"config with `dixit-lab play`")
+    folder = Path(out) if out is not None else config.results_dir()
+    prepare_folder(config, folder)
     kind = executor or config.executor.kind
     address = address or config.executor.address
     count = workers or config.executor.workers
     if count is None:  # the executor's default (0 on a cluster: as many as it has CPUs)
         count = get_executor(kind).default_workers(address)
-    header = {"experiment": resolved, "dixit_lab_version": __version__,
-              "git_commit": git_commit(), "python": sys.version.split()[0]}
-    atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
     specs = game_specs(config)
     done = _done_indices(folder, len(specs))

@@ -18,7 +18,8 @@ from dixit_lab.game import play_game
 from dixit_lab.rules import RuleSet
 from dixit_lab.seeding import game_seed
 
-__all__ = ["GameFailed", "GameSpec", "TableSetup", "play_chunk", "schedule_games"]
+__all__ = ["GameFailed", "GameSpec", "TableSetup", "make_seat_agent", "play_chunk",
+           "schedule_games"]
 
 
 class GameFailed(RuntimeError):
@@ -132,12 +133,13 @@ class _AgentPool:
             key = (spec, occurrence, isolated, timeout)
             agent = self.instances.get(key)
             if agent is None:
-                agent = self.instances[key] = _make(spec, isolated, timeout)
+                agent = self.instances[key] = make_seat_agent(spec, isolated, timeout)
             agents.append(agent)
         return agents
 
 
-def _make(spec: str, isolated: bool, timeout: float | None) -> Agent:
+def make_seat_agent(spec: str, isolated: bool = False, timeout: float | None = None) -> Agent:
+    """The agent of a seat: built here, or in its own process (``isolation: process``)."""
     if not isolated:
         return make_agent(spec)
     from dixit_lab.isolation import IsolatedAgent
