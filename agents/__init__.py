@@ -3,10 +3,12 @@
 from agents import (
     ambiguity,
     calibrated,
+    chat_agents,
     literal,
     pragmatic,
     random_agent,
     softmax_agent,
 )
 
-__all__ = ["ambiguity", "calibrated", "literal", "pragmatic", "random_agent", "softmax_agent"]
+__all__ = ["ambiguity", "calibrated", "chat_agents", "literal", "pragmatic", "random_agent",
+           "softmax_agent"]

@@ -1,0 +1,177 @@
+"""A small chat-completions client over httpx: one connection pool and one concurrency limit
+per endpoint in a process, bounded retries with exponential backoff on 429, 5xx and timeouts.
+
+:func:`complete` never raises for a failure that belongs to one decision (an HTTP error, a
+timeout, a garbled body): it returns an *outcome* dict whose ``error`` names the class
+(``backend`` or ``timeout``). It raises :class:`EndpointError` for what would fail every
+decision of a run (server unreachable, bad API key, unknown route), so that a misconfigured run
+stops with one clear line instead of playing a tournament of fallbacks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["Endpoint", "EndpointError", "complete"]
+
+_RETRYABLE = {408, 409, 425, 429, 500, 502, 503, 504}
+_FATAL = {401, 403, 404}
+_MAX_WAIT = 30.0
+
+
+class EndpointError(RuntimeError):
+    """An endpoint that cannot serve any request (unreachable, unauthorised, wrong URL)."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to call: ``base_url`` ends before ``/chat/completions`` (e.g.
+    ``http://127.0.0.1:8000/v1``); the API key is read from ``$api_key_env`` when set."""
+
+    base_url: str
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    concurrency: int = 8
+    retries: int = 2
+    backoff: float = 0.5
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise EndpointError(f"environment variable {self.api_key_env} is not set "
+                                    f"(api_key_env of the agent calling {self.base_url})")
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+
+_CLIENTS: dict[tuple[str, float, int], httpx.Client] = {}
+_LIMITS: dict[str, threading.BoundedSemaphore] = {}
+_LOCK = threading.Lock()
+
+
+def _client(endpoint: Endpoint) -> tuple[httpx.Client, threading.BoundedSemaphore]:
+    try:
+        import httpx
+    except ImportError:
+        raise EndpointError("the vlm and llm agents need httpx: pip install "
+                            "'dixit-lab[vlm]'") from None
+    key = (endpoint.base_url, endpoint.timeout, endpoint.concurrency)
+    with _LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            limits = httpx.Limits(max_connections=endpoint.concurrency,
+                                  max_keepalive_connections=endpoint.concurrency)
+            client = _CLIENTS[key] = httpx.Client(timeout=endpoint.timeout, limits=limits)
+        # one limit per endpoint: the first agent to call it sets the bound
+        limit = _LIMITS.setdefault(endpoint.base_url,
+                                   threading.BoundedSemaphore(endpoint.concurrency))
+    return client, limit
+
+
+def _wait(attempt: int, endpoint: Endpoint, retry_after: str | None) -> float:
+    wait = endpoint.backoff * (2 ** attempt)
+    if retry_after:
+        with contextlib.suppress(ValueError):
+            wait = max(wait, float(retry_after))
+    return min(wait, _MAX_WAIT)
+
+
+def complete(endpoint: Endpoint, payload: dict[str, Any]) -> dict[str, Any]:
+    """POST ``payload`` to the endpoint; the outcome of the exchange (see the module doc)."""
+    import httpx
+
+    client, limit = _client(endpoint)
+    headers = endpoint.headers()
+    started = time.perf_counter()
+    error: dict[str, str] = {}
+    attempt = 0
+    for attempt in range(endpoint.retries + 1):
+        retry_after = None
+        with limit:
+            sent = time.perf_counter()
+            try:
+                response = client.post(endpoint.url, json=payload, headers=headers)
+            except httpx.TimeoutException as raised:
+                error = {"kind": "timeout",
+                         "message": f"no reply within {endpoint.timeout:g} s "
+                                    f"({type(raised).__name__})"}
+                response = None
+            except httpx.ConnectError as raised:
+                raise EndpointError(f"cannot connect to {endpoint.url}: {raised}; is the "
+                                    f"server running?") from None
+            except httpx.TransportError as raised:
+                error = {"kind": "backend", "message": f"{type(raised).__name__}: {raised}"}
+                response = None
+            latency = time.perf_counter() - sent
+        if response is not None:
+            status = response.status_code
+            if status == 200:
+                parsed = _parse_body(response)
+                if "error" not in parsed:
+                    return {**parsed, "latency_s": round(latency, 4), "attempts": attempt + 1,
+                            "wall_s": round(time.perf_counter() - started, 4)}
+                error = parsed["error"]
+            elif status in _FATAL:
+                raise EndpointError(f"{endpoint.url} answered HTTP {status}: "
+                                    f"{_snippet(response)}; check base_url, model and "
+                                    f"api_key_env")
+            else:
+                error = {"kind": "backend", "message": f"HTTP {status}: {_snippet(response)}"}
+                if status not in _RETRYABLE:
+                    break
+                retry_after = response.headers.get("retry-after")
+        if attempt < endpoint.retries:
+            time.sleep(_wait(attempt, endpoint, retry_after))
+    return {"error": error, "attempts": attempt + 1,
+            "wall_s": round(time.perf_counter() - started, 4)}
+
+
+def _snippet(response: httpx.Response) -> str:
+    text = " ".join(response.text.split())
+    return text[:200] + ("..." if len(text) > 200 else "")
+
+
+def _parse_body(response: httpx.Response) -> dict[str, Any]:
+    """The first choice's message, finish reason and usage of a 200 reply."""
+    try:
+        body = response.json()
+        choice = body["choices"][0]
+        message = choice["message"]
+        if not isinstance(message, dict):
+            raise TypeError("message is not an object")
+    except (ValueError, KeyError, IndexError, TypeError) as error:
+        return {"error": {"kind": "backend",
+                          "message": f"not a chat-completions reply ({error}): "
+                                     f"{_snippet(response)}"}}
+    usage = body.get("usage") or {}
+    return {
+        "message": {key: message.get(key) for key in ("content", "refusal") if key in message},
+        "finish_reason": choice.get("finish_reason"),
+        "model": body.get("model"),
+        "usage": {key: usage[key] for key in ("prompt_tokens", "completion_tokens")
+                  if isinstance(usage.get(key), int)},
+    }
+
+
+def _reset_after_fork() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()
+    _CLIENTS.clear()
+    _LIMITS.clear()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
