@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from dixit_lab.agent import GameContext, register_agent
 from dixit_lab.cards import Card
-from dixit_lab.vlm.chat_agent import ChatAgent, image_parts, wire_images
+from dixit_lab.vlm.chat_agent import AgentSetupError, ChatAgent, image_parts, wire_images
 from dixit_lab.vlm.images import image_ref
 
 __all__ = ["LlmAgent", "VlmAgent"]
@@ -47,7 +47,7 @@ class VlmAgent(ChatAgent):
 
     def check_deck(self, context: GameContext) -> None:
         if not context.deck.has_images:
-            raise ValueError(f"agent 'vlm' shows card images, but deck {context.deck.name!r} "
+            raise AgentSetupError(f"agent 'vlm' shows card images, but deck {context.deck.name!r} "
                              f"has none; use an image deck such as 'dreams', or the 'llm' "
                              f"agent with captions")
 
@@ -87,7 +87,7 @@ class LlmAgent(ChatAgent):
     def check_deck(self, context: GameContext) -> None:
         missing = [card.id for card in context.deck if not getattr(card, self.caption)]
         if missing:
-            raise ValueError(f"agent 'llm' shows each card's {self.caption}, but deck "
+            raise AgentSetupError(f"agent 'llm' shows each card's {self.caption}, but deck "
                              f"{context.deck.name!r} has none for {len(missing)} card(s) (first: "
                              f"{missing[0]}); add them to its cards.csv")
 

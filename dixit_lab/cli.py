@@ -137,7 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     result = run_experiment(config, args.out, executor=args.executor, workers=args.workers,
                             chunk_size=args.chunk_size, show_progress=not args.quiet,
-                            address=args.address)
+                            address=args.address, exchanges=args.exchanges)
     rate = f"{result.games_per_second:.0f} games/s" if result.played else "nothing to play"
     workers = f"{result.workers} worker(s)" if result.workers else "the cluster's CPUs"
     print(f"{config.name}: {result.games} games ({result.played} played this run, {rate}, "
@@ -284,6 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
                                        "HEAD:6379 (default: the config's, else a local Ray)")
     run.add_argument("--chunk-size", type=int, help="games per chunk sent to a worker")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    models = run.add_mutually_exclusive_group()  # model agents' exchanges (docs/vlm.md)
+    models.add_argument("--record-only", dest="exchanges", action="store_const", const="record",
+                        help="model agents call their endpoint for every decision, reusing "
+                             "nothing recorded")
+    models.add_argument("--replay-only", dest="exchanges", action="store_const", const="replay",
+                        help="model agents only reuse recorded replies (no server needed)")
     run.set_defaults(func=cmd_run)
 
     rep = sub.add_parser("replay", help="re-play every game of a results folder and compare")

@@ -11,34 +11,31 @@ the engine plays its seeded fallback and records the fault. Each decision leaves
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, ClassVar
 
 from dixit_lab.agent import Agent, Clue, GameContext, PublicRound, SubmitView, TellView, VoteView
 from dixit_lab.cards import Card
+from dixit_lab.game import Failure
 from dixit_lab.vlm.client import Endpoint, complete
 from dixit_lab.vlm.images import data_url, image_ref
 from dixit_lab.vlm.parse import ReplyProblem, read_reply
 from dixit_lab.vlm.prompts import Templates, answer_schema, table_fields
 from dixit_lab.vlm.store import ReplayMiss, current_store, exchange_key
 
-__all__ = ["ChatAgent", "failure"]
+__all__ = ["AgentSetupError", "ChatAgent"]
 
 _SEED_RANGE = 2**31
 
 
-def failure(kind: str, message: str) -> Any:
-    """The engine's answer for a failed decision (``dixit_lab.game.Failure``)."""
-    try:
-        from dixit_lab.game import Failure  # type: ignore[attr-defined]
-    except ImportError:  # TEMPORARY until the GameSteps engine lands on main
-        from collections import namedtuple
-
-        Failure = namedtuple("Failure", "kind message")
-    return Failure(kind, message)
+class AgentSetupError(RuntimeError):
+    """A model agent that cannot play this game at all (e.g. a deck without images)."""
 
 
 class ChatAgent(Agent):
     """Base of ``vlm`` and ``llm``; subclasses say how a card is shown (:meth:`card_parts`)."""
+
+    #: tournaments play these agents' games concurrently (:mod:`dixit_lab.vlm.driver`)
+    remote: ClassVar[bool] = True
 
     def __init__(self, model: str, base_url: str, api_key_env: str | None, temperature: float,
                  max_tokens: int, timeout: float, retries: int, http_retries: int,
@@ -72,7 +69,7 @@ class ChatAgent(Agent):
     # -- what a subclass provides -------------------------------------------------------------
 
     def check_deck(self, context: GameContext) -> None:
-        """Raise ``ValueError`` if this agent cannot perceive the game's deck."""
+        """Raise :class:`AgentSetupError` if this agent cannot perceive the game's deck."""
 
     def card_parts(self, cards: list[Card]) -> list[dict[str, Any]]:
         """Message parts that show ``cards`` numbered from 1 (images refer to
@@ -172,7 +169,7 @@ class ChatAgent(Agent):
                         {"role": "user", "content": self.templates.retry.format_map(
                             {**values, "error": message})}]
         row["fault"] = kind
-        return {"fault": failure(kind, f"{message} (after {row['exchanges']} exchange(s) "
+        return {"fault": Failure(kind, f"{message} (after {row['exchanges']} exchange(s) "
                                        f"with {self.model})")}
 
     @staticmethod

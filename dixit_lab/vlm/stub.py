@@ -133,13 +133,21 @@ def _completion(request: dict[str, Any], behaviour: str, digest: bytes) -> dict[
         message = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
     elif behaviour == "filter":
         message["content"], finish = "", "content_filter"
-    prompt_chars = sum(len(json.dumps(m.get("content"))) for m in request.get("messages", []))
+    prompt_tokens = sum(_tokens(m.get("content")) for m in request.get("messages", []))
     completion = message.get("content") or message.get("refusal") or ""
     return {"id": "stub-" + digest[:6].hex(), "object": "chat.completion",
             "model": request.get("model"), "created": 0,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": prompt_chars // 4 + 1,
+            "usage": {"prompt_tokens": prompt_tokens,
                       "completion_tokens": len(completion) // 4 + 1}}
+
+
+def _tokens(content: Any) -> int:
+    """A rough token count: 4 characters of text a token, 85 tokens an image."""
+    if isinstance(content, list):
+        return sum(85 if part.get("type") == "image_url" else _tokens(part.get("text"))
+                   for part in content if isinstance(part, dict))
+    return len(content) // 4 + 1 if isinstance(content, str) else 0
 
 
 class _Server(ThreadingHTTPServer):
