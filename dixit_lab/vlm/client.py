@@ -1,5 +1,6 @@
-"""A small chat-completions client over httpx: one connection pool and one concurrency limit
-per endpoint in a process, bounded retries with exponential backoff on 429, 5xx and timeouts.
+"""A small chat-completions client over httpx: one connection pool and one bound on requests
+in flight per endpoint (``base_url``, ``timeout`` and ``concurrency``) in a process, bounded
+retries with exponential backoff on 429, 5xx and timeouts.
 
 :func:`complete` never raises for a failure that belongs to one decision (an HTTP error, a
 timeout, a garbled body): it returns an *outcome* dict whose ``error`` names the class
@@ -59,7 +60,7 @@ class Endpoint:
 
 
 _CLIENTS: dict[tuple[str, float, int], httpx.Client] = {}
-_LIMITS: dict[str, threading.BoundedSemaphore] = {}
+_LIMITS: dict[tuple[str, float, int], threading.BoundedSemaphore] = {}
 _LOCK = threading.Lock()
 
 
@@ -76,9 +77,10 @@ def _client(endpoint: Endpoint) -> tuple[httpx.Client, threading.BoundedSemaphor
             limits = httpx.Limits(max_connections=endpoint.concurrency,
                                   max_keepalive_connections=endpoint.concurrency)
             client = _CLIENTS[key] = httpx.Client(timeout=endpoint.timeout, limits=limits)
-        # one limit per endpoint: the first agent to call it sets the bound
-        limit = _LIMITS.setdefault(endpoint.base_url,
-                                   threading.BoundedSemaphore(endpoint.concurrency))
+        # the agents of a process that share base_url and concurrency share the bound
+        limit = _LIMITS.get(key)
+        if limit is None:
+            limit = _LIMITS[key] = threading.BoundedSemaphore(endpoint.concurrency)
     return client, limit
 
 

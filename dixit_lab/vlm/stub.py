@@ -162,8 +162,9 @@ class StubServer:
     """The stub on ``127.0.0.1:<random port>``; counts requests (``requests``, ``seen``,
     ``behaviours``)."""
 
-    def __init__(self, latency: float = 0.0, slow_seconds: float = 2.0) -> None:
+    def __init__(self, latency: float = 0.0, slow_seconds: float = 2.0, port: int = 0) -> None:
         self.latency = latency
+        self.port = port
         self.slow_seconds = slow_seconds
         self.lock = threading.Lock()
         self.requests = 0
@@ -179,7 +180,7 @@ class StubServer:
         return f"http://{host}:{port}/v1"
 
     def start(self) -> StubServer:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", self.port), _Handler)
         self._server.stub = self
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
@@ -201,3 +202,26 @@ class StubServer:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m dixit_lab.vlm.stub [--port N] [--latency S]``: serve until interrupted."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m dixit_lab.vlm.stub", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0, help="default: a free port")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--slow-seconds", type=float, default=2.0)
+    args = parser.parse_args(argv)
+    stub = StubServer(args.latency, args.slow_seconds, port=args.port).start()
+    print(f"serving {stub.base_url}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        stub.stop()
+
+
+if __name__ == "__main__":
+    main()
