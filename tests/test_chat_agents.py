@@ -134,3 +134,17 @@ def test_a_deck_without_images_is_named(stub, store):
 def test_bad_parameters_are_named(stub, options, message):
     with pytest.raises(ValueError, match=message):
         make_agent(spec(stub, "good", **options))
+
+
+def test_embedding_listeners_hear_a_model_clue(stub, store):
+    pytest.importorskip("sentence_transformers", reason="the sentence encoder is not installed")
+    import warnings
+
+    agents = [make_agent(spec(stub, "good")), make_agent("literal"), make_agent("literal")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "cannot perceive clue" warning
+        record = play_game(agents, get_rules("classic", max_rounds=1), load_deck("dreams"), 2)
+    clue = record.rounds[0].clue
+    assert clue in WORDS and clue not in agents[1].space.clues  # free text, outside the bank
+    row = agents[1].clue_row(clue)
+    assert max(row) > min(row)  # embedded on the fly, not "every card equal"
