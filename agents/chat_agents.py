@@ -25,8 +25,8 @@ class VlmAgent(ChatAgent):
     most); writes free-text clues. Needs ``pip install 'dixit-lab[vlm]'``."""
 
     def __init__(self, model: str, base_url: str = "http://127.0.0.1:8000/v1",
-                 api_key_env: str | None = None, temperature: float = 0.7,
-                 max_tokens: int = 300, image_size: int = 512, timeout: float = 60.0,
+                 api_key_env: str | None = None, temperature: float | None = 0.7,
+                 max_tokens: int | None = 300, image_size: int = 512, timeout: float = 60.0,
                  retries: int = 2, http_retries: int = 3, backoff: float = 0.5,
                  concurrency: int = 8, response_format: ReplyFormat = "json_schema",
                  send_seed: bool = True, price_in: float | None = None,
@@ -67,10 +67,11 @@ class LlmAgent(ChatAgent):
     ``pip install 'dixit-lab[vlm]'``."""
 
     def __init__(self, model: str, base_url: str = "http://127.0.0.1:8000/v1",
-                 api_key_env: str | None = None, temperature: float = 0.7,
-                 max_tokens: int = 300, caption: Literal["caption", "alt_caption"] = "caption",
-                 timeout: float = 60.0, retries: int = 2, http_retries: int = 3,
-                 backoff: float = 0.5, concurrency: int = 8,
+                 api_key_env: str | None = None, temperature: float | None = 0.7,
+                 max_tokens: int | None = 300,
+                 caption: Literal["caption", "alt_caption"] = "caption", timeout: float = 60.0,
+                 retries: int = 2, http_retries: int = 3, backoff: float = 0.5,
+                 concurrency: int = 8,
                  response_format: ReplyFormat = "json_schema", send_seed: bool = True,
                  price_in: float | None = None, price_out: float | None = None,
                  prompts: str | None = None, system_prompt: str | None = None,

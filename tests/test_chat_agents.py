@@ -109,6 +109,18 @@ def test_the_same_seed_gives_the_same_game_from_recorded_replies(stub, store):
     assert again == first and stub.requests == calls  # every reply came from the store
 
 
+def test_the_agents_pass_the_conformance_check(stub, store):
+    from dixit_lab.testing import check_agent
+
+    check_agent(spec(stub, "good", agent="vlm", image_size=32), players=(3, 5), max_rounds=4)
+    check_agent(spec(stub, "good", agent="llm", temperature=None, max_tokens=None),
+                players=(4,), max_rounds=4)
+    sent = [json.loads(line)["request"] for path in store.folder.glob("*.jsonl")
+            for line in path.read_text(encoding="utf-8").splitlines()]
+    llm = [request for request in sent if isinstance(request["messages"][1]["content"], str)]
+    assert llm and all("temperature" not in r and "max_tokens" not in r for r in llm)
+
+
 def test_llm_reads_captions_as_text(stub, store):
     record, _ = play(spec(stub, "good", agent="llm", caption="alt_caption"))
     assert not seat0_faults(record)

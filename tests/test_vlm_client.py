@@ -60,6 +60,8 @@ def test_what_fails_every_call_stops_the_run(stub, monkeypatch):
         complete(Endpoint(f"http://127.0.0.1:{port}/v1", retries=0), payload("good"))
     with pytest.raises(EndpointError, match="HTTP 404"):
         complete(Endpoint(stub.base_url + "/wrong"), payload("good"))
+    with pytest.raises(EndpointError, match="HTTP 400.*parameters the server accepts"):
+        complete(endpoint(stub), payload("reject"))  # e.g. too many images for the server
     monkeypatch.delenv("DIXIT_TEST_KEY", raising=False)
     with pytest.raises(EndpointError, match="DIXIT_TEST_KEY is not set"):
         complete(endpoint(stub, api_key_env="DIXIT_TEST_KEY"), payload("good"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from dixit_lab.vlm.parse import ReplyProblem, read_reply
@@ -43,6 +45,15 @@ def test_problems_are_classified(content, action, labels, n, kind):
     with pytest.raises(ReplyProblem) as caught:
         read_reply(reply(content), action, labels, n)
     assert caught.value.kind == kind
+
+
+def test_a_reasoning_scratchpad_is_skipped_and_a_long_clue_is_illegal():
+    thinking = '<think>maybe {"card": 1} or 2</think>\n{"card": 2}'
+    assert read_reply(reply(thinking), "vote", [1, 2]) == {"card": 2}
+    essay = json.dumps({"card": 1, "clue": "word " * 100})
+    with pytest.raises(ReplyProblem, match="at most") as caught:
+        read_reply(reply(essay), "tell", [1])
+    assert caught.value.kind == "illegal"
 
 
 def test_refusal_field_and_content_filter_are_refusals():

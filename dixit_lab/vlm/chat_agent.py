@@ -37,13 +37,14 @@ class ChatAgent(Agent):
     #: tournaments play these agents' games concurrently (:mod:`dixit_lab.vlm.driver`)
     remote: ClassVar[bool] = True
 
-    def __init__(self, model: str, base_url: str, api_key_env: str | None, temperature: float,
-                 max_tokens: int, timeout: float, retries: int, http_retries: int,
-                 backoff: float, concurrency: int, response_format: str, send_seed: bool,
+    def __init__(self, model: str, base_url: str, api_key_env: str | None,
+                 temperature: float | None, max_tokens: int | None, timeout: float,
+                 retries: int, http_retries: int, backoff: float, concurrency: int,
+                 response_format: str, send_seed: bool,
                  price_in: float | None, price_out: float | None, prompts: str | None,
                  templates: dict[str, str | None]) -> None:
         for name, value in (("max_tokens", max_tokens), ("concurrency", concurrency)):
-            if value < 1:
+            if value is not None and value < 1:
                 raise ValueError(f"{name} must be at least 1, got {value}")
         for name, value in (("retries", retries), ("http_retries", http_retries)):
             if value < 0:
@@ -140,7 +141,11 @@ class ChatAgent(Agent):
             {"role": "user", "content": self._user_content(
                 prompt, self.card_parts([deck[card] for card in cards]))},
         ]
-        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        params: dict[str, Any] = {}  # None: left to the server (e.g. models without them)
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
         if self.send_seed:  # one draw per decision: distinct calls get distinct keys
             params["seed"] = int(self.context.uniforms.next() * _SEED_RANGE)
         if self.response_format == "json_schema":

@@ -5,8 +5,9 @@ retries with exponential backoff on 429, 5xx and timeouts.
 :func:`complete` never raises for a failure that belongs to one decision (an HTTP error, a
 timeout, a garbled body): it returns an *outcome* dict whose ``error`` names the class
 (``backend`` or ``timeout``). It raises :class:`EndpointError` for what would fail every
-decision of a run (server unreachable, bad API key, unknown route), so that a misconfigured run
-stops with one clear line instead of playing a tournament of fallbacks.
+decision of a run (server unreachable, bad API key, unknown route, HTTP 400: a parameter or
+an image count the server rejects), so that a misconfigured run stops with one clear line
+instead of playing a tournament of fallbacks.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["Endpoint", "EndpointError", "complete"]
 
 _RETRYABLE = {408, 409, 425, 429, 500, 502, 503, 504}
-_FATAL = {401, 403, 404}
+#: statuses that no retry or other prompt fixes: every decision of the run would fail alike
+#: (a bad key, model or URL; a parameter or an image count the server rejects)
+_FATAL = {400, 401, 403, 404, 422}
 _MAX_WAIT = 30.0
 
 
@@ -129,8 +132,8 @@ def complete(endpoint: Endpoint, payload: dict[str, Any]) -> dict[str, Any]:
                 error = parsed["error"]
             elif status in _FATAL:
                 raise EndpointError(f"{endpoint.url} answered HTTP {status}: "
-                                    f"{_snippet(response)}; check base_url, model and "
-                                    f"api_key_env")
+                                    f"{_snippet(response)}; check base_url, model, "
+                                    f"api_key_env and the parameters the server accepts")
             else:
                 error = {"kind": "backend", "message": f"HTTP {status}: {_snippet(response)}"}
                 if status not in _RETRYABLE:

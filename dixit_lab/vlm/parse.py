@@ -10,9 +10,12 @@ import json
 import re
 from typing import Any
 
-__all__ = ["ReplyProblem", "read_reply"]
+__all__ = ["MAX_CLUE", "ReplyProblem", "read_reply"]
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_THINKING = re.compile(r"<think>.*?</think>", re.S | re.I)  # reasoning models' scratchpad
+#: the longest clue accepted (a word, a phrase, a sentence: not an essay)
+MAX_CLUE = 200
 _REFUSAL = re.compile(r"^\W*(i'?m sorry|i am sorry|sorry\b|i can ?not|i can'?t|i won'?t|"
                       r"i am unable|i'm unable|as an ai)", re.I)
 
@@ -77,6 +80,7 @@ def read_reply(outcome: dict[str, Any], action: str, labels: list[int], n_cards:
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
     if not isinstance(content, str) or not content.strip():
         raise ReplyProblem("unparsable", "the reply was empty")
+    content = _THINKING.sub("", content)
     want = "cards" if action == "submit" and n_cards > 1 else "card"
     objects = [o for o in _objects(content) if want in o]
     if not objects:
@@ -112,4 +116,8 @@ def read_reply(outcome: dict[str, Any], action: str, labels: list[int], n_cards:
             raise ReplyProblem("illegal" if isinstance(clue, str) else "unparsable",
                                f"the clue must be a non-empty string, got {clue!r}")
         result["clue"] = " ".join(clue.split())
+        if len(result["clue"]) > MAX_CLUE:
+            raise ReplyProblem("illegal", f"the clue has {len(result['clue'])} characters; "
+                                          f"give a word, a phrase or a sentence of at most "
+                                          f"{MAX_CLUE}")
     return result

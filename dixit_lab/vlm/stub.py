@@ -8,9 +8,11 @@ random port of 127.0.0.1 until the block ends. What it answers depends on the re
 - ``prose``: the same JSON inside prose and a code fence (for a tolerant reader);
 - ``garbage``: prose with no JSON; ``illegal``: a card number that is not allowed;
 - ``refuse``: a refusal (``message.refusal``); ``filter``: ``finish_reason: content_filter``;
-- ``error500``: HTTP 500; ``flaky``: HTTP 429 the first time a body is seen, then ``good``;
+- ``error500``: HTTP 500; ``reject``: HTTP 400 (a request the server refuses);
+- ``flaky``: HTTP 429 the first time a body is seen, then ``good``;
 - ``slow``: ``good`` after ``slow_seconds``;
-- ``mixed``: one of the above per request, drawn from the hash of the body.
+- ``mixed``: per request, one of ``good`` (most), ``prose``, ``garbage``, ``illegal``,
+  ``refuse``, ``error500``, ``flaky`` and ``slow``, drawn from the hash of the body (:data:`MIX`).
 
 ``latency`` delays every reply (the throughput benchmark uses 0.2 s).
 """
@@ -28,8 +30,8 @@ from typing import Any
 
 __all__ = ["BEHAVIOURS", "StubServer"]
 
-BEHAVIOURS = ("good", "prose", "garbage", "illegal", "refuse", "filter", "error500", "flaky",
-              "slow", "mixed")
+BEHAVIOURS = ("good", "prose", "garbage", "illegal", "refuse", "filter", "error500", "reject",
+              "flaky", "slow", "mixed")
 #: ``mixed``: (behaviour, weight in percent)
 MIX = (("good", 56), ("prose", 15), ("garbage", 7), ("illegal", 7), ("refuse", 4),
        ("error500", 4), ("flaky", 5), ("slow", 2))
@@ -65,6 +67,9 @@ class _Handler(BaseHTTPRequestHandler):
             stub.seen[digest] = seen = stub.seen.get(digest, 0) + 1
             stub.behaviours[behaviour] = stub.behaviours.get(behaviour, 0) + 1
         time.sleep(stub.latency)
+        if behaviour == "reject":
+            self._send(400, {"error": {"message": "At most 1 image(s) may be provided"}})
+            return
         if behaviour == "error500":
             self._send(500, {"error": {"message": "internal error (stub)"}})
             return
