@@ -239,6 +239,15 @@ def cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_bench(args: argparse.Namespace) -> int:
+    from dixit_lab.bench_export import TIERS, export_bench
+
+    counts = export_bench(args.results, args.out, per_tier=args.per_tier, seed=args.seed)
+    print(f"wrote {sum(counts.values())} items to {args.out} ("
+          + ", ".join(f"{tier} {counts[tier]}" for tier in TIERS) + ")")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dixit-lab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -323,6 +332,14 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--clues", default="default")
     embed.add_argument("--out", help="folder (default: data/embeddings)")
     embed.set_defaults(func=cmd_embed)
+
+    bench = sub.add_parser("export-bench", help="a static listener set (clue, cards, answer, "
+                                                "difficulty tier) from logged games")
+    bench.add_argument("results", nargs="+", help="results folders or games.jsonl files")
+    bench.add_argument("--out", required=True, help="the items, as JSON Lines")
+    bench.add_argument("--per-tier", type=int, help="at most this many items of each tier")
+    bench.add_argument("--seed", type=int, default=0, help="draws the --per-tier sample")
+    bench.set_defaults(func=cmd_export_bench)
 
     ag = sub.add_parser("agents", help="list the registered agents and their parameters")
     ag.set_defaults(func=cmd_agents)
