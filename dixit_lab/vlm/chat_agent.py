@@ -103,7 +103,8 @@ class ChatAgent(Agent):
         answer = self._decide("submit", view.round, labels, n, view.hand, {
             **self._common(view), "storyteller": view.storyteller + 1, "clue": view.clue,
             "hand_count": len(view.hand), "n_cards": n,
-            "n_cards_text": "the card" if n == 1 else f"the {n} cards"})
+            "n_cards_text": "the card that fits the clue best" if n == 1
+            else f"the {n} cards that fit the clue best"})
         if "fault" in answer:
             return answer["fault"]
         chosen = answer["cards"] if "cards" in answer else [answer["card"]]

@@ -21,15 +21,15 @@ __all__ = ["DECISION_FIELDS", "DEFAULT_TEMPLATES", "Templates", "answer_schema",
 SYSTEM = (
     "You are playing the board game Dixit with {n_players} players; you are player {me}. "
     "Each round one player, the storyteller, chooses a card of their hand and gives a clue "
-    "about it: a word, a phrase, a title or a quote. Every other player then chooses "
-    "{per_player_text} of their own hand that best fits the clue; the storyteller's card and "
-    "these cards are shuffled and shown, numbered. The other players then vote for the card "
-    "they think is the storyteller's; nobody may vote for their own card. "
+    "about it: a word, a phrase, a title or a quote. Every other player then adds "
+    "{per_player_text} from their own hand to match the clue; the storyteller's card and "
+    "these cards are shuffled and laid out face up, numbered. The other players then vote "
+    "for the card they think is the storyteller's; nobody may vote for their own card. "
     "Scoring: if all or none of the voters find the storyteller's card, the storyteller scores "
-    "0 and every other player {all_or_none_points}; otherwise the storyteller and every finder "
-    "score {finder_points}{lone_finder_text}. Every player other than the storyteller also "
-    "scores 1 point for each vote on their own card{cap_text}. So the best clue is found by "
-    "some players but not by all. {end_text}"
+    "0 and every other player {all_or_none_points}; otherwise the storyteller scores "
+    "{storyteller_points} and every finder {finder_points}{lone_finder_text}. Every player "
+    "other than the storyteller also scores 1 point for each vote on their own "
+    "card{cap_text}. So the best clue is found by some players but not by all. {end_text}"
     "Always answer with the JSON object asked for, and nothing else."
 )
 TELL = (
@@ -40,7 +40,7 @@ TELL = (
 SUBMIT = (
     "Round {round}. Scores: {scores}. The storyteller, player {storyteller}, gave the clue: "
     "\"{clue}\". Your hand is the {hand_count} cards below, numbered 1 to {hand_count}. "
-    "Choose {n_cards_text} that fits the clue best, so that other players vote for it. "
+    "Choose {n_cards_text}, so that the other players take yours for the storyteller's. "
     "Reply with JSON: {answer_format}"
 )
 VOTE = (
@@ -120,8 +120,9 @@ def _check(kind: str, template: str) -> None:
 DEFAULT_TEMPLATES = Templates()
 
 TABLE_FIELDS = ("n_players", "me", "hand_size", "cards_per_player", "per_player_text",
-                "displayed", "all_or_none_points", "finder_points", "lone_finder_points",
-                "lone_finder_text", "vote_bonus_cap", "cap_text", "target_score", "end_text")
+                "displayed", "all_or_none_points", "storyteller_points", "finder_points",
+                "lone_finder_points", "lone_finder_text", "vote_bonus_cap", "cap_text",
+                "target_score", "end_text")
 
 
 def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
@@ -135,9 +136,10 @@ def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
         "me": seat + 1,
         "hand_size": rules.hand_size_for(n_players),
         "cards_per_player": per,
-        "per_player_text": "the card" if per == 1 else f"{per} cards",
+        "per_player_text": "a card" if per == 1 else f"{per} cards",
         "displayed": rules.displayed_cards(n_players),
         "all_or_none_points": rules.all_or_none_points,
+        "storyteller_points": rules.storyteller_points,
         "finder_points": rules.finder_points,
         "lone_finder_points": lone,
         "lone_finder_text": "" if lone is None else
