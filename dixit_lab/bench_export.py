@@ -83,7 +83,7 @@ def export_bench(sources: list[str | Path], out: str | Path, *, per_tier: int | 
         items.extend(bench_items(read_jsonl(path), prefix))
     if per_tier is not None:
         rng = np.random.default_rng(seed)
-        chosen = []
+        chosen: list[dict[str, Any]] = []
         for tier in TIERS:
             pool = [item for item in items if item["tier"] == tier]
             keep = sorted(rng.permutation(len(pool))[:per_tier].tolist())

@@ -66,7 +66,7 @@ def play_game_steps(agents: list[Agent], game: GameSteps, decisions: ThreadPoolE
     while event is not None:
         if stop is not None and stop.is_set():
             raise _Stopped
-        if type(event) is Phase:
+        if isinstance(event, Phase):
             if decisions is None or len(event.decisions) == 1:
                 answers = [_answer(agents[d.seat], d) for d in event.decisions]
             else:

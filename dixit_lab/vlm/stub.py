@@ -181,8 +181,8 @@ class StubServer:
     @property
     def base_url(self) -> str:
         assert self._server is not None, "the stub server is not running"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     def start(self) -> StubServer:
         self._server = _Server(("127.0.0.1", self.port), _Handler)
