@@ -26,14 +26,18 @@ pytest.importorskip("httpx")
 
 
 def config(base_url, model="mixed", games=4, deck="dreams", **extra):
+    return parse_config(config_data(base_url, model, games, deck, **extra))
+
+
+def config_data(base_url, model="mixed", games=4, deck="dreams", **extra):
     options = f"base_url={base_url}, timeout=0.3, backoff=0.01, http_retries=1, retries=1"
-    return parse_config({
+    return {
         "name": "vlm-test", "seed": 11, "deck": deck, "games": games,
         "rules": {"preset": "classic", "options": {"max_rounds": 3}},
         "players": [{"name": "seer", "agent": f"vlm(model={model}, {options}, price_in=2.0)"},
                     {"name": "reader", "agent": f"llm(model={model}, {options})"},
                     {"name": "dice", "agent": "random"}],
-        "executor": {"kind": "local"}, **extra})
+        "executor": {"kind": "local"}, **extra}
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +123,48 @@ def test_an_unreachable_endpoint_or_a_deck_without_images_stops_the_run(tmp_path
     with StubServer() as server, pytest.raises(GameFailed, match="has none"):
         run_experiment(config(server.base_url, model="good", games=1, deck="numbered-84"),
                        tmp_path / "numbered", show_progress=False)
+
+
+def test_requests_are_concurrent_up_to_the_bound():
+    from dixit_lab.tournament import TableSetup, schedule_games
+    from dixit_lab.vlm.driver import play_remote_chunk
+
+    with StubServer(latency=0.05) as server:
+        spec = f"llm(model=good, base_url={server.base_url}, concurrency=3)"
+        setup = TableSetup(seed=1, rules=experiment_rules(), deck="dreams",
+                           names=("a", "b", "c", "d"), specs=(spec,) * 4,
+                           on_illegal="fallback")
+        with exchange_session(None, "record"):
+            lines = play_remote_chunk(setup, schedule_games("rotation", 4, 4, 4, 1))
+        assert [index for index, _ in lines] == [0, 1, 2, 3]
+        assert server.max_in_flight == 3  # used, and never exceeded
+
+
+def experiment_rules():
+    from dixit_lab.rules import get_rules
+
+    return get_rules("classic", max_rounds=2)
+
+
+def test_the_cli_switches_choose_the_mode(tmp_path, monkeypatch):
+    import yaml
+
+    config = tmp_path / "vlm.yaml"
+    data = config_data("$DIXIT_TEST_VLM_URL", games=2)  # the server may move: same specs
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    folder = tmp_path / "run"
+    run = ["run", str(config), "--out", str(folder), "--quiet"]
+    with StubServer(slow_seconds=0.6) as server:
+        monkeypatch.setenv("DIXIT_TEST_VLM_URL", server.base_url)
+        assert main(run) == 0
+    recorded = (folder / "games.jsonl").read_bytes()
+    (folder / "games.jsonl").unlink()
+    monkeypatch.delenv("DIXIT_TEST_VLM_URL")  # no server, no address: replies from the store
+    assert main([*run, "--replay-only"]) == 0
+    assert (folder / "games.jsonl").read_bytes() == recorded
+    (folder / "games.jsonl").unlink()
+    with StubServer(slow_seconds=0.6) as server:  # elsewhere now; everything asked again
+        monkeypatch.setenv("DIXIT_TEST_VLM_URL", server.base_url)
+        assert main([*run, "--record-only"]) == 0
+        assert server.requests > 0
+    assert (folder / "games.jsonl").read_bytes() == recorded  # the stub is deterministic

@@ -38,7 +38,8 @@ class EndpointError(RuntimeError):
 @dataclass(frozen=True)
 class Endpoint:
     """Where and how to call: ``base_url`` ends before ``/chat/completions`` (e.g.
-    ``http://127.0.0.1:8000/v1``); the API key is read from ``$api_key_env`` when set."""
+    ``http://127.0.0.1:8000/v1``, or ``$NAME`` for an environment variable); the API key is
+    read from ``$api_key_env`` when set."""
 
     base_url: str
     api_key_env: str | None = None
@@ -49,7 +50,15 @@ class Endpoint:
 
     @property
     def url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
+        """The completions URL; a ``base_url`` of ``$NAME`` is read from the environment (the
+        server can move without changing the agent spec, which the records hold)."""
+        base = self.base_url
+        if base.startswith("$"):
+            base = os.environ.get(base[1:], "")
+            if not base:
+                raise EndpointError(f"environment variable {self.base_url[1:]} is not set "
+                                    f"(base_url={self.base_url} of a model agent)")
+        return base.rstrip("/") + "/chat/completions"
 
     def headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}

@@ -66,6 +66,16 @@ class _Handler(BaseHTTPRequestHandler):
             stub.requests += 1
             stub.seen[digest] = seen = stub.seen.get(digest, 0) + 1
             stub.behaviours[behaviour] = stub.behaviours.get(behaviour, 0) + 1
+            stub.in_flight += 1
+            stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+        try:
+            self._answer(stub, request, behaviour, digest, seen)
+        finally:
+            with stub.lock:
+                stub.in_flight -= 1
+
+    def _answer(self, stub: StubServer, request: dict[str, Any], behaviour: str,
+                digest: bytes, seen: int) -> None:
         time.sleep(stub.latency)
         if behaviour == "reject":
             self._send(400, {"error": {"message": "At most 1 image(s) may be provided"}})
@@ -165,7 +175,7 @@ class _Server(ThreadingHTTPServer):
 
 class StubServer:
     """The stub on ``127.0.0.1:<random port>``; counts requests (``requests``, ``seen``,
-    ``behaviours``)."""
+    ``behaviours``, ``max_in_flight``)."""
 
     def __init__(self, latency: float = 0.0, slow_seconds: float = 2.0, port: int = 0) -> None:
         self.latency = latency
@@ -173,6 +183,8 @@ class StubServer:
         self.slow_seconds = slow_seconds
         self.lock = threading.Lock()
         self.requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests answered at once
         self.seen: dict[bytes, int] = {}
         self.behaviours: dict[str, int] = {}
         self._server: _Server | None = None
