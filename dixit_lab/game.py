@@ -57,6 +57,7 @@ __all__ = [
     "GameSteps",
     "IllegalAction",
     "Phase",
+    "answer",
     "play_game",
 ]
 
@@ -120,15 +121,7 @@ def play_game(
     event = game.start()
     while event is not None:
         if type(event) is Phase:
-            answers: list[Any] = []
-            for decision in event.decisions:
-                try:
-                    answers.append(getattr(agents[decision.seat], decision.action)(decision.view))
-                except AgentFailure as failure:
-                    answers.append(Failure(failure.kind, str(failure), failure))
-                except Exception as error:
-                    answers.append(Failure("raised", _raised(error), error))
-            event = game.send(answers)
+            event = game.send([answer(agents[d.seat], d) for d in event.decisions])
         else:
             for seat, agent in enumerate(agents):
                 try:
@@ -137,6 +130,20 @@ def play_game(
                     game.hook_failed(seat, "observe", error)
             event = game.send(None)
     return game.record
+
+
+def answer(agent: Agent, decision: Decision,
+           fatal: tuple[type[BaseException], ...] = ()) -> Any:
+    """``agent``'s answer to ``decision``: what it returns, or the :class:`Failure` that its
+    exception stands for (an exception of a ``fatal`` class propagates: it stops the run)."""
+    try:
+        return getattr(agent, decision.action)(decision.view)
+    except fatal:
+        raise
+    except AgentFailure as failure:
+        return Failure(failure.kind, str(failure), failure)
+    except Exception as error:
+        return Failure("raised", _raised(error), error)
 
 
 class GameSteps:

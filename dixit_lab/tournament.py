@@ -132,12 +132,13 @@ class _AgentPool:
             key = (spec, occurrence, isolated, timeout)
             agent = self.instances.get(key)
             if agent is None:
-                agent = self.instances[key] = _make(spec, isolated, timeout)
+                agent = self.instances[key] = make_seat_agent(spec, isolated, timeout)
             agents.append(agent)
         return agents
 
 
-def _make(spec: str, isolated: bool, timeout: float | None) -> Agent:
+def make_seat_agent(spec: str, isolated: bool, timeout: float | None) -> Agent:
+    """The agent of a seat: in this process, or in its own (``isolation: process``)."""
     if not isolated:
         return make_agent(spec)
     from dixit_lab.isolation import IsolatedAgent

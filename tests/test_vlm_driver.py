@@ -168,3 +168,17 @@ def test_the_cli_switches_choose_the_mode(tmp_path, monkeypatch):
         assert main([*run, "--record-only"]) == 0
         assert server.requests > 0
     assert (folder / "games.jsonl").read_bytes() == recorded  # the stub is deterministic
+
+
+def test_an_isolated_player_sits_at_a_model_table(tmp_path):
+    with StubServer() as server:
+        data = config_data(server.base_url, model="good", games=2)
+        data["players"][2] = {"name": "dice", "agent": "random", "isolation": "process",
+                              "decision_timeout": 10}
+        run_experiment(parse_config(data), tmp_path / "iso", show_progress=False,
+                       write_outputs=False)
+        isolated = (tmp_path / "iso" / "games.jsonl").read_text()
+        data["players"][2] = {"name": "dice", "agent": "random"}
+        run_experiment(parse_config(data), tmp_path / "plain", show_progress=False,
+                       write_outputs=False)
+    assert isolated == (tmp_path / "plain" / "games.jsonl").read_text()

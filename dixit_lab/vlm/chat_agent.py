@@ -3,8 +3,8 @@
 One decision is: build the messages from the templates and the seat's view, ask the model
 (through the exchange store, so a recorded reply is reused and a replay needs no server), read
 the reply, and on a problem feed the error back and ask again, up to ``retries`` times. A
-decision that still fails returns :class:`~dixit_lab.game.Failure` with its fault class, and
-the engine plays its seeded fallback and records the fault. Each decision leaves a usage row
+decision that still fails raises :class:`~dixit_lab.agent.AgentFailure` with its fault class,
+and the engine plays its seeded fallback and records the fault. Each decision leaves a usage row
 (tokens, latency, cost, exchanges, fault class) in :attr:`ChatAgent.usage`.
 """
 
@@ -13,9 +13,17 @@ from __future__ import annotations
 import copy
 from typing import Any, ClassVar
 
-from dixit_lab.agent import Agent, Clue, GameContext, PublicRound, SubmitView, TellView, VoteView
+from dixit_lab.agent import (
+    Agent,
+    AgentFailure,
+    Clue,
+    GameContext,
+    PublicRound,
+    SubmitView,
+    TellView,
+    VoteView,
+)
 from dixit_lab.cards import Card
-from dixit_lab.game import Failure
 from dixit_lab.vlm.client import Endpoint, complete
 from dixit_lab.vlm.images import data_url, image_ref
 from dixit_lab.vlm.parse import ReplyProblem, read_reply
@@ -89,15 +97,13 @@ class ChatAgent(Agent):
         self._table = table_fields(context.rules, context.n_players, context.seat)
         self.usage = []
 
-    def tell(self, view: TellView) -> Any:
+    def tell(self, view: TellView) -> Clue:
         labels = list(range(1, len(view.hand) + 1))
         answer = self._decide("tell", view.round, labels, 1, view.hand, {
             **self._common(view), "hand_count": len(view.hand)})
-        if "fault" in answer:
-            return answer["fault"]
         return Clue(view.hand[answer["card"] - 1], answer["clue"])
 
-    def submit(self, view: SubmitView) -> Any:
+    def submit(self, view: SubmitView) -> list[int]:
         labels = list(range(1, len(view.hand) + 1))
         n = view.n_cards
         answer = self._decide("submit", view.round, labels, n, view.hand, {
@@ -105,12 +111,10 @@ class ChatAgent(Agent):
             "hand_count": len(view.hand), "n_cards": n,
             "n_cards_text": "the card that fits the clue best" if n == 1
             else f"the {n} cards that fit the clue best"})
-        if "fault" in answer:
-            return answer["fault"]
         chosen = answer["cards"] if "cards" in answer else [answer["card"]]
         return [view.hand[label - 1] for label in chosen]
 
-    def vote(self, view: VoteView) -> Any:
+    def vote(self, view: VoteView) -> int:
         own = [position + 1 for position in view.own_positions]
         labels = [label for label in range(1, len(view.display) + 1) if label not in own]
         own_text = ("Card " if len(own) == 1 else "Cards ") + " and ".join(map(str, own)) + \
@@ -119,8 +123,6 @@ class ChatAgent(Agent):
             **self._common(view), "storyteller": view.storyteller + 1, "clue": view.clue,
             "display_count": len(view.display), "own_positions": ", ".join(map(str, own)),
             "own_text": own_text})
-        if "fault" in answer:
-            return answer["fault"]
         return answer["card"] - 1
 
     def _common(self, view: TellView | SubmitView | VoteView) -> dict[str, Any]:
@@ -133,6 +135,8 @@ class ChatAgent(Agent):
 
     def _decide(self, action: str, round_index: int, labels: list[int], n_cards: int,
                 cards: tuple[int, ...], fields: dict[str, Any]) -> dict[str, Any]:
+        """The model's answer (see :func:`~dixit_lab.vlm.parse.read_reply`), or
+        :class:`AgentFailure` once the retries are spent."""
         name, schema, shown = answer_schema(action, labels, n_cards)
         values = {**self._table, **fields, "answer_format": shown}
         prompt = getattr(self.templates, action).format_map(values)
@@ -175,8 +179,8 @@ class ChatAgent(Agent):
                         {"role": "user", "content": self.templates.retry.format_map(
                             {**values, "error": message})}]
         row["fault"] = kind
-        return {"fault": Failure(kind, f"{message} (after {row['exchanges']} exchange(s) "
-                                       f"with {self.model})")}
+        raise AgentFailure(kind, f"{message} (after {row['exchanges']} exchange(s) with "
+                                 f"{self.model})")
 
     @staticmethod
     def _user_content(prompt: str, parts: list[dict[str, Any]]) -> Any:

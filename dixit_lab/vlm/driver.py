@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dixit_lab.agent import Agent, make_agent
 from dixit_lab.cards import Deck, load_deck
-from dixit_lab.game import Decision, Failure, GameSteps, Phase, _raised
+from dixit_lab.game import Decision, GameSteps, Phase, answer
 from dixit_lab.seeding import game_seed
 from dixit_lab.vlm.chat_agent import AgentSetupError
 from dixit_lab.vlm.client import EndpointError
@@ -43,12 +43,7 @@ class _Stopped(Exception):
 
 
 def _answer(agent: Agent, decision: Decision) -> Any:
-    try:
-        return getattr(agent, decision.action)(decision.view)
-    except FATAL:
-        raise
-    except Exception as error:  # as play_game does: an agent's exception is a fault
-        return Failure("raised", _raised(error), error)
+    return answer(agent, decision, FATAL)
 
 
 def play_game_steps(agents: list[Agent], game: GameSteps, decisions: ThreadPoolExecutor | None,
@@ -86,9 +81,10 @@ def play_game_steps(agents: list[Agent], game: GameSteps, decisions: ThreadPoolE
 
 def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPoolExecutor,
               stop: threading.Event) -> tuple[int, str, list[dict[str, Any]]]:
-    from dixit_lab.tournament import GameFailed
+    from dixit_lab.tournament import GameFailed, make_seat_agent
 
-    agents = [make_agent(setup.specs[seat]) for seat in spec.seats]  # one set per game
+    # one set of agents per game in flight (isolated seats each get their own process)
+    agents = [make_seat_agent(setup.specs[seat], *setup.isolated(seat)) for seat in spec.seats]
     players = [setup.names[seat] for seat in spec.seats]
     meta = {"game": spec.index, "deal": spec.deal, "players": players}
     try:
@@ -103,6 +99,11 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
         stop.set()
         raise GameFailed(f"game {spec.index} (players {players}): {type(error).__name__}: "
                          f"{error}") from None
+    finally:
+        for agent in agents:
+            close = getattr(agent, "close", None)
+            if close is not None:
+                close()  # an isolated agent's process
     assert game.record is not None
     rows = []
     for seat, agent in enumerate(agents):
