@@ -56,6 +56,11 @@ def test_a_reasoning_scratchpad_is_skipped_and_a_long_clue_is_illegal():
     assert caught.value.kind == "illegal"
 
 
+def test_a_reply_cut_at_max_tokens_says_so():
+    with pytest.raises(ReplyProblem, match="cut off at max_tokens"):
+        read_reply({"message": {"content": '{"card": '}, "finish_reason": "length"}, "vote", [1])
+
+
 def test_refusal_field_and_content_filter_are_refusals():
     with pytest.raises(ReplyProblem, match="refused") as caught:
         read_reply(reply(None, refusal="no"), "vote", [1])

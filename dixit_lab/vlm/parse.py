@@ -86,8 +86,10 @@ def read_reply(outcome: dict[str, Any], action: str, labels: list[int], n_cards:
     if not objects:
         if _REFUSAL.match(content):
             raise ReplyProblem("refused", f"the model declined: {content.strip()[:200]!r}")
+        cut = (" (cut off at max_tokens: raise it, or ask for a shorter answer)"
+               if outcome.get("finish_reason") == "length" else "")
         raise ReplyProblem("unparsable", f"no JSON object with a {want!r} field in the reply "
-                                         f"{content.strip()[:200]!r}")
+                                         f"{content.strip()[:200]!r}{cut}")
     answer = objects[0]
     allowed = ", ".join(map(str, labels))
     if want == "cards":
