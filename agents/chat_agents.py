@@ -36,12 +36,7 @@ class VlmAgent(ChatAgent):
                  retry_prompt: str | None = None) -> None:
         if image_size < 16:
             raise ValueError(f"image_size must be at least 16 pixels, got {image_size}")
-        super().__init__(model, base_url, api_key_env, temperature, max_tokens, timeout,
-                         retries, http_retries, backoff, concurrency, response_format,
-                         send_seed, price_in, price_out, prompts, {
-                             "system": system_prompt, "tell": tell_prompt,
-                             "submit": submit_prompt, "vote": vote_prompt,
-                             "retry": retry_prompt})
+        super().__init__(**self.common(locals(), "image_size"))
         self.image_size = image_size
         self._by_ref: dict[str, Card] = {}
 
@@ -77,12 +72,7 @@ class LlmAgent(ChatAgent):
                  prompts: str | None = None, system_prompt: str | None = None,
                  tell_prompt: str | None = None, submit_prompt: str | None = None,
                  vote_prompt: str | None = None, retry_prompt: str | None = None) -> None:
-        super().__init__(model, base_url, api_key_env, temperature, max_tokens, timeout,
-                         retries, http_retries, backoff, concurrency, response_format,
-                         send_seed, price_in, price_out, prompts, {
-                             "system": system_prompt, "tell": tell_prompt,
-                             "submit": submit_prompt, "vote": vote_prompt,
-                             "retry": retry_prompt})
+        super().__init__(**self.common(locals(), "caption"))
         self.caption = caption
 
     def check_deck(self, context: GameContext) -> None:

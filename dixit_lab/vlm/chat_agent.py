@@ -45,12 +45,15 @@ class ChatAgent(Agent):
     #: tournaments play these agents' games concurrently (:mod:`dixit_lab.vlm.driver`)
     remote: ClassVar[bool] = True
 
-    def __init__(self, model: str, base_url: str, api_key_env: str | None,
+    def __init__(self, *, model: str, base_url: str, api_key_env: str | None,
                  temperature: float | None, max_tokens: int | None, timeout: float,
                  retries: int, http_retries: int, backoff: float, concurrency: int,
-                 response_format: str, send_seed: bool,
-                 price_in: float | None, price_out: float | None, prompts: str | None,
-                 templates: dict[str, str | None]) -> None:
+                 response_format: str, send_seed: bool, price_in: float | None,
+                 price_out: float | None, prompts: str | None, system_prompt: str | None,
+                 tell_prompt: str | None, submit_prompt: str | None, vote_prompt: str | None,
+                 retry_prompt: str | None) -> None:
+        """The parameters common to every model agent (subclasses pass theirs on with
+        :meth:`common`; see docs/vlm.md)."""
         for name, value in (("max_tokens", max_tokens), ("concurrency", concurrency)):
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be at least 1, got {value}")
@@ -71,9 +74,18 @@ class ChatAgent(Agent):
         self.response_format = response_format
         self.send_seed = send_seed
         self.price = (price_in, price_out)
-        self.templates = Templates.load(prompts, **templates)
+        self.templates = Templates.load(prompts, system=system_prompt, tell=tell_prompt,
+                                        submit=submit_prompt, vote=vote_prompt,
+                                        retry=retry_prompt)
         self.usage: list[dict[str, Any]] = []
         self._table: dict[str, Any] = {}
+
+    @staticmethod
+    def common(arguments: dict[str, Any], *own: str) -> dict[str, Any]:
+        """A subclass's ``locals()`` in ``__init__`` without ``self`` and its ``own``
+        parameters: the keyword arguments of :class:`ChatAgent`."""
+        return {key: value for key, value in arguments.items()
+                if key not in ("self", "__class__", *own)}
 
     # -- what a subclass provides -------------------------------------------------------------
 
