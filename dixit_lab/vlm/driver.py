@@ -11,6 +11,7 @@ depends only on the replies, never on the order they arrive in, so the records a
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,33 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
     return spec.index, game.record.to_json(), rows
 
 
+_POOLS: dict[str, tuple[ThreadPoolExecutor, int]] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(kind: str, size: int) -> ThreadPoolExecutor:
+    """A process-wide pool of at least ``size`` threads: threads start on demand and serve the
+    next chunks too (starting a hundred threads per chunk costs a second on a busy machine)."""
+    size = max(size, 1)
+    with _POOLS_LOCK:
+        pool, capacity = _POOLS.get(kind, (None, 0))
+        if pool is None or capacity < size:
+            if pool is not None:
+                pool.shutdown(wait=False)  # its threads end once idle
+            pool = ThreadPoolExecutor(size, thread_name_prefix=f"dixit-{kind}")
+            _POOLS[kind] = (pool, size)
+        return pool
+
+
+def _forget_pools() -> None:
+    global _POOLS_LOCK
+    _POOLS_LOCK = threading.Lock()
+    _POOLS.clear()  # a forked child has none of the parent's threads
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+
 def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     """Play the games of ``chunk`` all at once; returns (game index, JSON line) pairs in
     chunk order and writes the decisions' usage rows next to the exchange store."""
@@ -122,23 +150,21 @@ def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[in
 
     deck = load_deck(setup.deck)
     stop = threading.Event()
-    lanes = max(1, sum(len(spec.seats) - 1 for spec in chunk))
-    with ThreadPoolExecutor(len(chunk) or 1, thread_name_prefix="game") as games, \
-            ThreadPoolExecutor(lanes, thread_name_prefix="decision") as decisions:
-        futures = [games.submit(_play_one, setup, spec, deck, decisions, stop)
-                   for spec in chunk]
-        results = []
-        failure: BaseException | None = None
-        for future in futures:
-            try:
-                results.append(future.result())
-            except _Stopped:
-                continue
-            except BaseException as error:
-                stop.set()
-                failure = failure or error
-        if failure is not None:
-            raise failure
+    games = _pool("game", len(chunk))
+    decisions = _pool("decision", sum(len(spec.seats) - 1 for spec in chunk))
+    futures = [games.submit(_play_one, setup, spec, deck, decisions, stop) for spec in chunk]
+    results = []
+    failure: BaseException | None = None
+    for future in futures:  # every game is waited for, also after a failure
+        try:
+            results.append(future.result())
+        except _Stopped:
+            continue
+        except BaseException as error:
+            stop.set()
+            failure = failure or error
+    if failure is not None:
+        raise failure
     store = current_store()
     if store.folder is not None and store.mode != "replay" and results:
         text = "".join(canonical_json(row) + "\n" for _, _, rows in results for row in rows)
