@@ -138,7 +138,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_experiment(config, args.out, executor=args.executor, workers=args.workers,
                             chunk_size=args.chunk_size, show_progress=not args.quiet,
                             address=args.address, exchanges=args.exchanges)
-    rate = f"{result.games_per_second:.0f} games/s" if result.played else "nothing to play"
+    speed = result.games_per_second
+    rate = (f"{speed:.0f} games/s" if speed >= 10 else f"{speed:.2f} games/s") \
+        if result.played else "nothing to play"  # model games take seconds each
     workers = f"{result.workers} worker(s)" if result.workers else "the cluster's CPUs"
     print(f"{config.name}: {result.games} games ({result.played} played this run, {rate}, "
           f"{workers}, {result.wall_seconds:.1f} s)")
