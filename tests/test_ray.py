@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray")
+from tests.optional import import_or_skip
+
+ray = import_or_skip("ray")
 
 from dixit_lab.cli import main  # noqa: E402
 from dixit_lab.executors import chunked, run_chunks  # noqa: E402
