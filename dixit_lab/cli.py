@@ -278,7 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="results folder (default: the config's out, or "
                                    "results/<name>)")
     run.add_argument("--executor", choices=["local", "process", "ray"],
-                     help="override the config's executor (ray: pip install \"dixit-lab[ray]\")")
+                     help="override the config's executor (ray: from the clone, "
+                          "pip install -e \".[ray]\")")
     run.add_argument("--workers", type=int, help="worker processes (default: all cores)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. "
                                        "HEAD:6379 (default: the config's, else a local Ray)")

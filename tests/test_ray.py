@@ -156,7 +156,7 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch, tmp_path, cap
     path = Path(tmp_path / "c.yaml")
     path.write_text(f"name: c\nplayers: [random, random, random]\ngames: 3\nout: {tmp_path}/o\n")
     assert main(["run", str(path), "--executor", "ray", "--quiet"]) == 2
-    assert 'pip install "dixit-lab[ray]"' in capsys.readouterr().err
+    assert 'pip install -e ".[ray]"' in capsys.readouterr().err
 
 
 def test_an_address_where_no_cluster_listens_fails_fast():
