@@ -205,6 +205,7 @@ def _interval_plot(plt: Any, names: Sequence[str], values: np.ndarray, lows: np.
     y = np.arange(n)
     has_ci = np.isfinite(lows) & np.isfinite(highs)
     err = np.vstack([np.where(has_ci, values - lows, 0.0), np.where(has_ci, highs - values, 0.0)])
+    err = np.clip(err, 0, None)  # a bootstrap interval may miss the estimate; last-bit gaps
     ax.errorbar(values, y, xerr=err, fmt="o", color=colour, ecolor=colour, elinewidth=2,
                 capsize=4, markersize=6)
     ax.set_yticks(y, [_short(name) for name in names])
@@ -262,7 +263,8 @@ def _plot_outcomes(agents: pd.DataFrame, path: Path) -> Path:
     high = table["some_found_rate_ci_high"].to_numpy(float)
     ok = np.isfinite(some) & np.isfinite(low) & np.isfinite(high)
     if ok.any():
-        ax.errorbar(some[ok], y[ok] + 0.36, xerr=[some[ok] - low[ok], high[ok] - some[ok]],
+        whiskers = np.clip([some[ok] - low[ok], high[ok] - some[ok]], 0, None)
+        ax.errorbar(some[ok], y[ok] + 0.36, xerr=whiskers,
                     fmt="none", ecolor="black", elinewidth=1.2, capsize=3,
                     label="95% Wilson interval of 'some'")
     turns = table["storyteller_turns"].to_numpy(int)
@@ -644,7 +646,9 @@ def _plot_sweep_metric(joined: pd.DataFrame, paths: Sequence[str], metric: str,
                 err = None
                 if low_col in group and high_col in group:
                     low, high = group[low_col].to_numpy(float), group[high_col].to_numpy(float)
-                    err = np.vstack([np.nan_to_num(y - low), np.nan_to_num(high - y)])
+                    # clipped: an interval that ends at the mean can differ in the last bit
+                    err = np.clip(np.vstack([np.nan_to_num(y - low), np.nan_to_num(high - y)]),
+                                  0, None)
                 label = _series_label(keys[0], dict(zip(others, keys[1:], strict=True)))
                 hatch = _HATCHES[combos.index(tuple(keys[1:])) % len(_HATCHES)]
                 ax.bar(x, y, width=width * 0.95, color=colours[keys[0]], label=label,
