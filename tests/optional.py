@@ -22,5 +22,5 @@ def import_or_skip(name: str) -> Any:
         return importlib.import_module(name)
     except Exception as error:  # ImportError, or a broken install raising anything else
         pytest.skip(f"{name} does not import here ({type(error).__name__}: {error}); "
-                    'install the model extras: pip install -e ".[all]"',
+                    "the full suite installs it: scripts/test.sh --full",
                     allow_module_level=True)
