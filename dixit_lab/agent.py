@@ -19,12 +19,14 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import numpy as np
 
 from dixit_lab.cards import Deck
+from dixit_lab.imports import ImportStringError, is_import_string, load_class
 from dixit_lab.rules import RuleSet
 from dixit_lab.seeding import CounterStream, seat_generator
 from dixit_lab.spec import parse_spec
 
 __all__ = [
     "Agent",
+    "AgentFailure",
     "AgentSpecError",
     "Clue",
     "GameContext",
@@ -192,6 +194,16 @@ class Agent:
         return getattr(self, "spec", self.name)
 
 
+class AgentFailure(Exception):
+    """Raised by an agent to report that a decision failed, with its class: the engine records
+    a fault of that ``kind`` (``timeout``, ``crashed``, ``unparsable``, ``refused``, ``backend``
+    ...) and, for an action, plays a seeded legal fallback (``on_illegal="fallback"``)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 class AgentSpecError(ValueError):
     """An unknown agent or a bad parameter in an agent spec."""
 
@@ -242,12 +254,25 @@ def available_agents() -> list[str]:
 
 
 def get_agent_class(name: str) -> type[Agent]:
+    """A registered agent by name, or any ``Agent`` subclass by import string
+    (``"package.module:ClassName"`` or ``"path/to/file.py:ClassName"``)."""
+    if is_import_string(name):
+        try:
+            cls = load_class(name)
+        except ImportStringError as error:
+            raise AgentSpecError(str(error)) from None
+        if not issubclass(cls, Agent):
+            raise AgentSpecError(f"{name!r}: {cls.__qualname__} is not a subclass of "
+                                 f"dixit_lab.Agent")
+        return cls
     _load_plugins()
     try:
         return _REGISTRY[name]
     except KeyError:
         raise AgentSpecError(f"unknown agent {name!r}; available agents: "
-                             f"{', '.join(sorted(_REGISTRY))}") from None
+                             f"{', '.join(sorted(_REGISTRY))}; or an import string "
+                             f"'package.module:ClassName' / 'path/to/file.py:ClassName'"
+                             ) from None
 
 
 @dataclass(frozen=True)

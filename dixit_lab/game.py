@@ -22,7 +22,16 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from dixit_lab.agent import Agent, Clue, GameContext, PublicRound, SubmitView, TellView, VoteView
+from dixit_lab.agent import (
+    Agent,
+    AgentFailure,
+    Clue,
+    GameContext,
+    PublicRound,
+    SubmitView,
+    TellView,
+    VoteView,
+)
 from dixit_lab.cards import Deck
 from dixit_lab.records import EndReason, Fault, GameRecord, RoundRecord
 from dixit_lab.rules import IllegalAction, RuleSet, round_points
@@ -115,6 +124,8 @@ def play_game(
             for decision in event.decisions:
                 try:
                     answers.append(getattr(agents[decision.seat], decision.action)(decision.view))
+                except AgentFailure as failure:
+                    answers.append(Failure(failure.kind, str(failure), failure))
                 except Exception as error:
                     answers.append(Failure("raised", _raised(error), error))
             event = game.send(answers)
@@ -200,7 +211,10 @@ class GameSteps:
 
     def hook_failed(self, seat: int, hook: str, error: BaseException) -> None:
         """An agent's ``begin_game`` or ``observe`` raised: a fault of the current round."""
-        self._fault(seat, hook, _raised(error), "raised", error)
+        if isinstance(error, AgentFailure):
+            self._fault(seat, hook, str(error), error.kind, error)
+        else:
+            self._fault(seat, hook, _raised(error), "raised", error)
 
     # -- faults -----------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """Dixit rule sets and round scoring. Pure: no I/O, no randomness, no project imports.
 
 A :class:`RuleSet` holds every option on which the rule documents differ (see
-``shared/RULES.md``); :func:`get_rules` builds one from a preset plus overrides and
+``docs/rules.md``); :func:`get_rules` builds one from a preset plus overrides and
 :func:`score_round` scores one round exactly as the documents describe.
 """
 

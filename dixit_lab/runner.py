@@ -62,7 +62,7 @@ def table_setup(config: ExperimentConfig) -> TableSetup:
     return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
                       names=tuple(name for name, _ in seats),
                       specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
-                      engine=config.engine)
+                      engine=config.engine, isolation=config.isolation())
 
 
 def chunk_size_for(config: ExperimentConfig, setup: TableSetup,

@@ -5,7 +5,8 @@ Grammar (whitespace around tokens is ignored)::
     spec   := NAME [ "(" [ param ("," param)* [","] ] ")" ]
     param  := KEY "=" value
     value  := QUOTED | "[" [ value ("," value)* [","] ] "]" | BARE
-    NAME   := letter or "_", then letters, digits, "_", "-", "." or ":"
+    NAME   := letter, "_", "." or "/", then letters, digits, "_", "-", ".", ":", "/" or "~"
+              (so that an import string such as ``path/to/file.py:Class`` is a name)
     KEY    := a Python identifier
 
 A ``BARE`` word is read as ``None`` (``None``/``none``/``null``), a bool (``true``/``false`` in
@@ -29,7 +30,7 @@ from typing import Any
 
 __all__ = ["SpecError", "format_spec", "format_value", "parse_spec"]
 
-_NAME = re.compile(r"[A-Za-z_][\w\-.:]*")
+_NAME = re.compile(r"[A-Za-z_./~][\w\-.:/~]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
 _BARE = re.compile(r"[^\s,()\[\]=\"']+")
 _INT = re.compile(r"[+-]?\d+(?:_\d+)*")
@@ -129,7 +130,7 @@ class _Parser:
         return found.group(0)
 
     def spec(self) -> tuple[str, dict[str, Any]]:
-        name = self.match(_NAME, "a name (letters, digits, '_', '-', '.', ':')")
+        name = self.match(_NAME, "a name (letters, digits, '_', '-', '.', ':', '/')")
         params: dict[str, Any] = {}
         if self.peek() == "(":
             self.pos += 1

@@ -48,10 +48,15 @@ class TableSetup:
     specs: tuple[str, ...]   # by pool seat
     on_illegal: str
     engine: str = "auto"     # auto | reference | batched
+    #: by pool seat: (in its own process?, decision timeout); empty: none isolated
+    isolation: tuple[tuple[bool, float | None], ...] = ()
 
     @property
     def key(self) -> tuple[Any, ...]:
-        return (self.rules, self.deck, self.specs, self.on_illegal)
+        return (self.rules, self.deck, self.specs, self.on_illegal, self.isolation)
+
+    def isolated(self, seat: int) -> tuple[bool, float | None]:
+        return self.isolation[seat] if self.isolation else (False, None)
 
     def batched(self) -> bool:
         """Whether games are played by the batched engine: ``auto`` uses it when every agent
@@ -59,6 +64,12 @@ class TableSetup:
         if self.engine == "reference":
             return False
         from dixit_lab.batched import batch_supported, rules_supported
+
+        if any(isolated for isolated, _ in self.isolation):
+            if self.engine == "batched":
+                raise ValueError("engine 'batched' was asked for, but a player has isolation: "
+                                 "process; use engine: auto or reference")
+            return False
 
         unsupported = sorted({spec for spec in self.specs
                               if not batch_supported(make_agent(spec))})
@@ -117,11 +128,21 @@ class _AgentPool:
             spec = setup.specs[seat]
             occurrence = seen.get(spec, 0)
             seen[spec] = occurrence + 1
-            agent = self.instances.get((spec, occurrence))
+            isolated, timeout = setup.isolated(seat)
+            key = (spec, occurrence, isolated, timeout)
+            agent = self.instances.get(key)
             if agent is None:
-                agent = self.instances[(spec, occurrence)] = make_agent(spec)
+                agent = self.instances[key] = _make(spec, isolated, timeout)
             agents.append(agent)
         return agents
+
+
+def _make(spec: str, isolated: bool, timeout: float | None) -> Agent:
+    if not isolated:
+        return make_agent(spec)
+    from dixit_lab.isolation import IsolatedAgent
+
+    return IsolatedAgent(spec, timeout)
 
 
 _POOL = _AgentPool()

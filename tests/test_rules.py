@@ -1,4 +1,4 @@
-"""Scoring and rule sets, from the worked examples and common mistakes of shared/RULES.md."""
+"""Scoring and rule sets, from the worked examples and common mistakes of docs/rules.md."""
 
 from __future__ import annotations
 
@@ -282,3 +282,24 @@ def test_scoring_invariants(case):
         assert score.points[storyteller] == 0
         assert all(score.search[s] == rules.all_or_none_points for s in range(n)
                    if s != storyteller)
+
+
+def test_score_round_rejects_a_table_size_its_rules_do_not_allow():
+    owners = list(range(7))
+    votes = {seat: 0 for seat in range(1, 7)}
+    for preset in ("classic", "quest"):
+        with pytest.raises(IllegalAction, match=rf"rule set '{preset}' allows 3 to 6 players, "
+                                                rf"got a round of 7"):
+            score_round(get_rules(preset), 0, owners, votes)
+    assert score_round(get_rules("refresh"), 0, owners, votes).outcome == "all_found"
+
+
+def test_score_round_takes_numpy_integers_as_play_game_does():
+    import numpy as np
+
+    plain = score_round(get_rules("classic"), 0, [0, 1, 2, 3], {1: 0, 2: 3, 3: 1})
+    numpy = score_round(get_rules("classic"), np.int64(0), [0, 1, 2, 3],
+                        {np.int64(1): np.int64(0), np.int32(2): np.int64(3), 3: np.uint8(1)})
+    assert numpy == plain
+    with pytest.raises(IllegalAction, match="out of range"):
+        score_round(get_rules("classic"), 0, [0, 1, 2, 3], {1: 0.0, 2: 3, 3: 1})
