@@ -157,3 +157,20 @@ def test_constructing_and_reading_ids_does_not_import_torch() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_hf_ids_of_a_folder_need_neither_torch_nor_transformers(tmp_path) -> None:
+    (tmp_path / "config.json").write_text('{"model_type": "clip", "projection_dim": 8}')
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    code = (
+        "import sys\n"
+        "from dixit_lab.embeddings import make_embedder\n"
+        f"e = make_embedder({{'kind': 'hf', 'model': {str(tmp_path)!r}}})\n"
+        "assert e.dim == 8 and 'weights=sha256:' in e.id, e.id\n"
+        "heavy = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    first = make_embedder({"kind": "hf", "model": str(tmp_path)}).id
+    (tmp_path / "model.safetensors").write_bytes(b"other weights")
+    assert make_embedder({"kind": "hf", "model": str(tmp_path)}).id != first
