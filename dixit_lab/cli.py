@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import os
 import re
 import sys
 import textwrap
@@ -24,18 +23,11 @@ class CliError(Exception):
 
 
 def _seconds_since_start() -> float:
-    """Seconds since this process started (interpreter start-up and imports included, read
-    from /proc on Linux); elsewhere since this module was imported."""
-    try:
-        ticks = os.sysconf("SC_CLK_TCK")
-        started = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
-        uptime = float(Path("/proc/uptime").read_text().split()[0])
-        return max(0.0, uptime - started / ticks)
-    except (OSError, ValueError, IndexError, AttributeError):
-        return time.perf_counter() - _IMPORTED
+    """Seconds since the package was first imported: the whole command but the interpreter's
+    own start-up."""
+    from dixit_lab._clock import STARTED
 
-
-_IMPORTED = time.perf_counter()
+    return time.perf_counter() - STARTED
 
 
 def _parse_override(text: str) -> tuple[str, object]:
