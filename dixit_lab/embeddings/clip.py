@@ -82,7 +82,8 @@ def _folder_config(folder: Path) -> dict[str, Any]:
 
 
 def _pretrained_tags(model: str) -> dict[str, dict[str, Any]]:
-    """The tags open_clip knows for a bundled model (imports open_clip, not torch)."""
+    """The tags open_clip knows for a bundled model, with their preprocessing (imports open_clip
+    and so torch: only called to load a model)."""
     open_clip = require("open_clip", "clip")
     return {tag: open_clip.get_pretrained_cfg(model, tag)
             for tag in open_clip.list_pretrained_tags_by_model(model)}
