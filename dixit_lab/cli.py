@@ -196,7 +196,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from dixit_lab.replay import replay_folder
 
     points = sweep_points(args.folder)
-    folders = [(f"point {p.index} ({p.label}): ", p.folder) for p in points or []] \
+    folders = [(f"point {p.point} ({p.label}): ", p.folder) for p in points or []] \
         or [("", Path(args.folder))]
     total = 0
     for prefix, folder in folders:
@@ -239,9 +239,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     path = Path(args.folder)
     points = sweep_points(path)
     if points is not None:
-        chosen = [p for p in points if p.index == args.point]
+        chosen = [p for p in points if p.point == args.point]
         if not chosen:
-            listing = "; ".join(f"--point {p.index}: {p.label}" for p in points)
+            listing = "; ".join(f"--point {p.point}: {p.label}" for p in points)
             raise CliError(f"{path} is a sweep of {len(points)} points: choose one with "
                            f"--point N ({listing})")
         path = chosen[0].folder

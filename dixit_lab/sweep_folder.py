@@ -11,7 +11,7 @@ __all__ = ["SweepPoint", "sweep_points"]
 
 
 class SweepPoint(NamedTuple):
-    index: int
+    point: int
     label: str  # "players.0.params.target=0.2, ..."
     folder: Path
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
@@ -36,7 +37,8 @@ def _table(spec: str, others: str, n: int, seat: int) -> list:
 
 
 def _global_states() -> tuple[object, np.ndarray]:
-    return random.getstate(), np.random.get_state()[1].copy()  # noqa: NPY002 - watching it
+    numpy_state = cast(tuple, np.random.get_state())  # noqa: NPY002 - watching it
+    return random.getstate(), numpy_state[1].copy()
 
 
 def _play(spec: str, where: str, agents: list, rules, cards, seed) -> GameRecord:
