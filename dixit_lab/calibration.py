@@ -59,7 +59,8 @@ class FeatureTable:
         self.similarity_by_card = np.ascontiguousarray(np.asarray(space.similarity).T,
                                                        dtype=np.float64)
         self.rank = deck_rank_fraction(space.similarity)
-        self.model = listener_model(space, temperature, hand_size, decoys, other_listeners)
+        self.model = listener_model(space, temperature, hand_size, decoys, other_listeners,
+                                    temperature)  # softmax decoys, as the population
         self.model_logit = _logit(self.model.find)
         self.voters = other_listeners + 1
 
