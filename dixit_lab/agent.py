@@ -20,7 +20,7 @@ import numpy as np
 
 from dixit_lab.cards import Deck
 from dixit_lab.rules import RuleSet
-from dixit_lab.seeding import CounterStream, SeatStreams, Streams
+from dixit_lab.seeding import CounterStream, seat_generator
 from dixit_lab.spec import parse_spec
 
 __all__ = [
@@ -102,12 +102,17 @@ class VoteView(NamedTuple):
 
 class GameContext:
     """What an agent learns at the start of a game: its seat, the table, the rules, the deck,
-    and its own randomness: ``rng``, a numpy ``Generator`` for any use, and ``uniforms``, a
-    counter-based stream of uniform numbers (what the built-in agents use, so that the batched
-    engine can reproduce their draws). Both are created on first use."""
+    the table's agent names, and its own randomness: ``uniforms``, a counter-based stream of
+    uniform numbers (what the built-in agents draw from, so that the batched engine can
+    reproduce them), and ``rng``, a numpy ``Generator`` for any other use.
 
-    __slots__ = ("_key", "_rng", "_rng_factory", "_seat_streams", "_uniforms", "agents", "deck",
-                 "n_players", "rules", "seat")
+    A context holds nothing that leads to another seat's cards or streams, the deck order or
+    the display order: both streams come from the seat's base alone, a one-way hash of the game
+    key (see :mod:`dixit_lab.seeding`), and ``rules`` and ``deck`` are this seat's own copies of
+    immutable values."""
+
+    __slots__ = ("_base", "_first", "_rng", "_uniforms", "agents", "deck", "n_players", "rules",
+                 "seat")
 
     def __init__(
         self,
@@ -116,36 +121,41 @@ class GameContext:
         rules: RuleSet,
         deck: Deck,
         agents: tuple[str, ...],
-        rng_factory: Callable[[], np.random.Generator],
-        key: tuple[int, int] = (0, 0),
-        seat_streams: SeatStreams | None = None,
+        stream_base: int = 0,
+        first_block: list[float] | None = None,
     ) -> None:
         self.seat = seat
         self.n_players = n_players
         self.rules = rules
         self.deck = deck
-        self.agents = agents
-        self._rng_factory = rng_factory
+        self.agents = tuple(agents)
+        self._base = int(stream_base)
+        self._first = first_block
         self._rng: np.random.Generator | None = None
-        self._key = key
-        self._seat_streams = seat_streams
         self._uniforms: CounterStream | None = None
 
     @property
     def rng(self) -> np.random.Generator:
+        """The seat's numpy ``Generator`` (created on first use)."""
         if self._rng is None:
-            self._rng = self._rng_factory()
+            self._rng = seat_generator(self._base)
         return self._rng
 
     @property
     def uniforms(self) -> CounterStream:
         """The seat's counter-based stream: ``uniforms.next()`` is the next number in [0, 1)."""
         if self._uniforms is None:
-            if self._seat_streams is not None:
-                self._uniforms = self._seat_streams.stream(self.seat)
-            else:
-                self._uniforms = CounterStream(self._key, Streams.SEAT + self.seat)
+            self._uniforms = CounterStream(self._base, first=self._first)
+            self._first = None
         return self._uniforms
+
+    def to_state(self) -> tuple[Any, ...]:
+        """Everything the context holds, as plain values (for an agent in another process)."""
+        return (self.seat, self.n_players, self.rules, self.deck, self.agents, self._base)
+
+    @classmethod
+    def from_state(cls, state: tuple[Any, ...]) -> GameContext:
+        return cls(*state)
 
 
 class Agent:

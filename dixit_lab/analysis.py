@@ -43,8 +43,7 @@ def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
                 agent = make_agent(spec)
                 if hasattr(agent, "predicted_find"):
                     agent.begin_game(GameContext(seat, record.n_players, rules,
-                                                 load_deck(record.deck), record.agents,
-                                                 lambda: np.random.default_rng(0)))
+                                                 load_deck(record.deck), record.agents))
                 agents[key] = agent
             if hasattr(agent, "predicted_find") and rnd.storyteller_hand:
                 with contextlib.suppress(KeyError):  # a fallback clue outside the bank

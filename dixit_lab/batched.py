@@ -28,12 +28,13 @@ from dixit_lab.seeding import (
     Streams,
     game_key,
     game_keys,
+    seat_bases_many,
     seed_fields,
     stream_base,
     uniforms,
 )
 
-__all__ = ["BatchPolicy", "Draws", "batch_supported", "play_batch"]
+__all__ = ["BatchPolicy", "Draws", "batch_supported", "play_batch", "rules_supported"]
 
 
 class Draws:
@@ -73,6 +74,12 @@ def batch_supported(agent: Agent) -> bool:
     return callable(getattr(agent, "batch_policy", None))
 
 
+def rules_supported(rules: RuleSet) -> bool:
+    """True if the batched engine plays games under ``rules``: every option but
+    ``deck_exhausted: play_out_hands``, whose hands shrink unevenly from game to game."""
+    return rules.deck_exhausted != "play_out_hands"
+
+
 @dataclass(frozen=True)
 class _Shape:
     n: int
@@ -94,8 +101,7 @@ def _policies(agents: Sequence[Agent], n: int, rules: RuleSet, deck: Deck
         cache = agent.__dict__.setdefault("_batch_policies", {})
         key = (n, rules, deck.name, len(deck))
         if key not in cache:  # prepared once per agent instance and table shape
-            agent.begin_game(GameContext(0, n, rules, deck, (name,) * n,
-                                         lambda: np.random.default_rng(0)))
+            agent.begin_game(GameContext(0, n, rules, deck, (name,) * n))
             cache[key] = agent.batch_policy()
         policies.append(cache[key])
     # one clue list for the table: the embedding agents' bank, or the policies' own words
@@ -121,6 +127,9 @@ def play_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     if any(len(table) != n for table in tables):
         raise ValueError("all games of a batch need the same number of players")
     rules.check_players(n)
+    if not rules_supported(rules):
+        raise ValueError(f"the batched engine does not play deck_exhausted="
+                         f"{rules.deck_exhausted!r}; use the reference engine")
     shape = _Shape(n, rules.hand_size_for(n), rules.cards_per_player(n),
                    rules.displayed_cards(n), len(deck))
     deck.check_playable(n, shape.hand, shape.shown)
@@ -177,7 +186,7 @@ class _Batch:
         self.discard = np.empty((b, 0), dtype=order.dtype)
         self.display_base = stream_base(k0, k1, Streams.DISPLAY)[:, 0]
         self.reshuffle_keys = (k0, k1)
-        self.seat_bases = stream_base(k0, k1, Streams.SEAT + np.arange(n, dtype=np.uint64))
+        self.seat_bases = seat_bases_many(keys, n)
         self.seat_counters = np.zeros((b, n), dtype=np.int64)
         if rules.first_storyteller == "seat0":
             self.storyteller = np.zeros(b, dtype=np.int64)

@@ -1,16 +1,24 @@
-"""The reference game engine: ``play_game`` plays one seeded game between agents.
+"""The reference game engine: :class:`GameSteps` holds one seeded game and asks for decisions
+phase by phase; :func:`play_game` plays it by calling the agents.
 
-This is the readable definition of a game of Dixit (see ``shared/RULES.md``). Every random
-draw comes from the game's seeded streams: the whole deck order and the first storyteller from
-the deal stream before any agent acts, the display shuffles from the display stream, and each
-agent's own draws from its seat's stream.
+This is the readable definition of a game of Dixit (see ``docs/rules.md``). Every random draw
+comes from the game's seeded streams: the whole deck order and the first storyteller from the
+deal stream before any agent acts, the display shuffles from the display stream, and each
+agent's own draws from its seat's one-way stream (:mod:`dixit_lab.seeding`).
+
+The engine never calls an agent: it yields a :class:`Phase` (every decision of one phase, each
+with the view its seat may see) and takes the answers back, then yields the revealed round.
+That one loop serves every kind of player — built-in agents (:func:`play_game`), agents in
+their own process, models behind an HTTP endpoint, people at a web page and learning policies
+— and what a seat learns is exactly its view.
 """
 
 from __future__ import annotations
 
+import copy
 import operator
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Generator, Sequence
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -20,11 +28,12 @@ from dixit_lab.records import EndReason, Fault, GameRecord, RoundRecord
 from dixit_lab.rules import IllegalAction, RuleSet, round_points
 from dixit_lab.seeding import (
     GameSeed,
-    SeatStreams,
     Streams,
     as_seed_sequence,
+    first_blocks,
     game_key,
     permutation,
+    seat_bases,
     seed_fields,
     stream,
     stream_base,
@@ -32,12 +41,46 @@ from dixit_lab.seeding import (
     uniforms,
 )
 
-__all__ = ["FALLBACK_CLUE", "IllegalAction", "play_game"]
+__all__ = [
+    "FALLBACK_CLUE",
+    "Decision",
+    "Failure",
+    "GameSteps",
+    "IllegalAction",
+    "Phase",
+    "play_game",
+]
 
 OnIllegal = Literal["raise", "fallback"]
+Action = Literal["tell", "submit", "vote"]
 FALLBACK_CLUE = "(no clue)"
-_AGENT, _FALLBACK = 2, 3  # sub-streams of the game's SeedSequence: agents' rng, fallbacks
+_FALLBACK = 3  # sub-stream of the game's SeedSequence for fallback actions
 _DISPLAY_BLOCK = 16  # display orders computed at a time (any block size gives the same orders)
+
+
+class Decision(NamedTuple):
+    """One seat's pending decision and the view it decides on."""
+
+    seat: int
+    action: Action
+    view: TellView | SubmitView | VoteView
+
+
+class Phase(NamedTuple):
+    """Every decision of one phase, all known at once: the storyteller's ``tell``, or the
+    listeners' ``submit`` or ``vote`` (in seat order from the storyteller's left)."""
+
+    action: Action
+    decisions: tuple[Decision, ...]
+
+
+class Failure(NamedTuple):
+    """An answer meaning "this seat's decision failed": ``kind`` is the fault class
+    (``raised``, ``timeout``, ``crashed``, ``unparsable``, ``refused``, ``backend`` ...)."""
+
+    kind: str
+    message: str
+    error: BaseException | None = None
 
 
 def play_game(
@@ -52,42 +95,137 @@ def play_game(
     """Play one game and return its record. Same inputs, same record, on every machine.
 
     ``seed`` is an int or a ``numpy.random.SeedSequence`` (see :mod:`dixit_lab.seeding`).
-    With ``on_illegal="raise"`` an illegal action (or an exception inside an agent) raises
-    :class:`IllegalAction` naming the seat, agent, round and action; with ``"fallback"`` the
-    fault is recorded in the round and a legal action drawn from the seat's fallback stream
-    replaces it.
+    With ``on_illegal="raise"`` an illegal action, or an exception raised by an agent in any
+    of its methods (``begin_game`` and ``observe`` included), raises :class:`IllegalAction`
+    naming the seat, agent, round and action; with ``"fallback"`` the fault is recorded in the
+    round and, for an action, a legal action drawn from the seat's fallback stream replaces it.
     """
-    if on_illegal not in ("raise", "fallback"):
-        raise ValueError(f"on_illegal must be 'raise' or 'fallback', got {on_illegal!r}")
-    game = _Game(list(agents), rules, deck, seed, on_illegal)
-    return game.play(meta or {})
+    agents = list(agents)
+    names = tuple(getattr(agent, "spec", None) or agent.name for agent in agents)
+    game = GameSteps(names, rules, deck, seed, on_illegal=on_illegal, meta=meta)
+    for seat, agent in enumerate(agents):
+        try:
+            agent.begin_game(game.context(seat))
+        except Exception as error:  # an agent's exception is a fault like an illegal action
+            game.hook_failed(seat, "begin_game", error)
+    event = game.start()
+    while event is not None:
+        if type(event) is Phase:
+            answers: list[Any] = []
+            for decision in event.decisions:
+                try:
+                    answers.append(getattr(agents[decision.seat], decision.action)(decision.view))
+                except Exception as error:
+                    answers.append(Failure("raised", _raised(error), error))
+            event = game.send(answers)
+        else:
+            for seat, agent in enumerate(agents):
+                try:
+                    agent.observe(event)
+                except Exception as error:
+                    game.hook_failed(seat, "observe", error)
+            event = game.send(None)
+    return game.record
 
 
-class _Game:
-    def __init__(
-        self, agents: list[Agent], rules: RuleSet, deck: Deck, seed: GameSeed, on_illegal: str
-    ) -> None:
-        n = len(agents)
+class GameSteps:
+    """One game, stepped phase by phase (see the module docstring).
+
+    ``start()`` returns the first event and ``send(answers)`` the next: a :class:`Phase`, to
+    be answered with one answer per decision (a :class:`Clue`, a list of card indices, a
+    display position, or a :class:`Failure`); a :class:`PublicRound`, the reveal of the round
+    just scored, answered with ``None``; and ``None`` once the game is over, when ``record``
+    holds its :class:`GameRecord`.
+    """
+
+    def __init__(self, names: Sequence[str], rules: RuleSet, deck: Deck, seed: GameSeed, *,
+                 on_illegal: OnIllegal = "raise", meta: dict[str, Any] | None = None) -> None:
+        if on_illegal not in ("raise", "fallback"):
+            raise ValueError(f"on_illegal must be 'raise' or 'fallback', got {on_illegal!r}")
+        n = len(names)
         rules.check_players(n)
         self.hand_size = rules.hand_size_for(n)
         self.per_player = rules.cards_per_player(n)
-        deck.check_playable(n, self.hand_size, rules.displayed_cards(n))
-        self.agents = agents
+        self.displayed = rules.displayed_cards(n)
+        deck.check_playable(n, self.hand_size, self.displayed)
+        self.names = tuple(names)
         self.rules = rules
-        self.deck = deck
         self.n = n
         self.on_illegal = on_illegal
+        self.meta = meta or {}
+        self.deck_size, self.deck_name = len(deck), deck.name
         self.seq = as_seed_sequence(seed)
-        self.names = tuple(getattr(a, "spec", None) or a.name for a in agents)
-        self.fallback_rngs: dict[int, np.random.Generator] = {}
         self.key = game_key(self.seq)
+        bases = seat_bases(self.key, n)
+        firsts = first_blocks(bases)
+        # each seat gets its own copies of the rules and the deck: nothing it can change for
+        # the others, and nothing of the engine
+        self._contexts = tuple(
+            GameContext(seat, n, copy.copy(rules), copy.copy(deck), self.names, bases[seat],
+                        firsts[seat]) for seat in range(n))
         self.display_base = np.uint64(stream_base_int(*self.key, Streams.DISPLAY))
-        self.displayed = rules.displayed_cards(n)
         self.permutations: list[list[int]] = []
         self.rounds_shown = 0
         self.reshuffles = 0
+        self.round_index = 0
+        self.fallback_rngs: dict[int, np.random.Generator] = {}
+        self.faults: list[Fault] = []
+        self.record: GameRecord | None = None
+        self._steps: Generator[Any, Any, GameRecord] | None = None
 
-    def next_permutation(self) -> list[int]:
+    # -- the stepping interface -------------------------------------------------------------
+
+    def context(self, seat: int) -> GameContext:
+        """What seat ``seat`` learns at the start of the game (for ``Agent.begin_game``)."""
+        return self._contexts[seat]
+
+    def start(self) -> Phase | PublicRound | None:
+        if self._steps is not None:
+            raise RuntimeError("this game has already started")
+        self._steps = self._play()
+        return self._advance(None)
+
+    def send(self, answers: Sequence[Any] | None) -> Phase | PublicRound | None:
+        if self._steps is None:
+            raise RuntimeError("call start() before send()")
+        return self._advance(answers)
+
+    def _advance(self, answers: Sequence[Any] | None) -> Phase | PublicRound | None:
+        assert self._steps is not None
+        try:
+            return self._steps.send(answers)
+        except StopIteration as stop:
+            self.record = stop.value
+            return None
+
+    def hook_failed(self, seat: int, hook: str, error: BaseException) -> None:
+        """An agent's ``begin_game`` or ``observe`` raised: a fault of the current round."""
+        self._fault(seat, hook, _raised(error), "raised", error)
+
+    # -- faults -----------------------------------------------------------------------------
+
+    def _fault(self, seat: int, action: str, message: str, kind: str,
+               cause: BaseException | None = None) -> np.random.Generator:
+        """Raise, or record the fault and return the seat's fallback stream."""
+        if self.on_illegal == "raise":
+            raise IllegalAction(f"seat {seat} (agent {self.names[seat]}), round "
+                                f"{self.round_index}, {action}: {message}") from cause
+        self.faults.append(Fault(seat, self.names[seat], action, message, kind))
+        rng = self.fallback_rngs.get(seat)
+        if rng is None:
+            rng = self.fallback_rngs[seat] = stream(self.seq, _FALLBACK, seat)
+        return rng
+
+    def _problem(self, seat: int, action: str, answer: Any, problem: str | None
+                 ) -> np.random.Generator | None:
+        """The fallback stream if ``answer`` is a failure or ``problem`` says it is illegal."""
+        if type(answer) is Failure:
+            return self._fault(seat, action, answer.message, answer.kind, answer.error)
+        if problem:
+            return self._fault(seat, action, problem, "illegal")
+        return None
+
+    def _next_permutation(self) -> list[int]:
         """The display order of the next round: round r sorts numbers r*k .. r*k+k-1 of the
         display stream (k displayed cards); computed for a block of rounds at a time."""
         if not self.permutations:
@@ -99,26 +237,12 @@ class _Game:
         self.rounds_shown += 1
         return self.permutations.pop()
 
-    # -- faults -----------------------------------------------------------------------------
-
-    def fault(self, faults: list[Fault], seat: int, round_index: int, action: str,
-              message: str, cause: BaseException | None = None) -> np.random.Generator:
-        """Raise, or record the fault and return the seat's fallback stream."""
-        if self.on_illegal == "raise":
-            raise IllegalAction(f"seat {seat} (agent {self.names[seat]}), round {round_index}, "
-                                f"{action}: {message}") from cause
-        faults.append(Fault(seat, self.names[seat], action, message))
-        rng = self.fallback_rngs.get(seat)
-        if rng is None:
-            rng = self.fallback_rngs[seat] = stream(self.seq, _FALLBACK, seat)
-        return rng
-
     # -- the game ---------------------------------------------------------------------------
 
-    def play(self, meta: dict[str, Any]) -> GameRecord:
-        n, rules, agents = self.n, self.rules, self.agents
+    def _play(self) -> Generator[Any, Any, GameRecord]:
+        n, rules = self.n, self.rules
         order = permutation(np.uint64(stream_base_int(*self.key, Streams.DEAL)),
-                            len(self.deck)).tolist()
+                            self.deck_size).tolist()
         hands = [order[s * self.hand_size:(s + 1) * self.hand_size] for s in range(n)]
         pile = order[n * self.hand_size:]
         pile.reverse()  # draw with pop() from the end: the next card is order[n*h + k]
@@ -128,28 +252,26 @@ class _Game:
         else:
             draw = uniforms(stream_base(*self.key, Streams.FIRST_STORYTELLER), 0)
             storyteller = min(int(float(draw[0]) * n), n - 1)
-        seat_streams = SeatStreams(self.key, n)
-        for seat, agent in enumerate(agents):
-            agent.begin_game(GameContext(seat, n, rules, self.deck, self.names,
-                                         _rng_factory(self.seq, seat), self.key, seat_streams))
         scores = [0] * n
         rounds: list[RoundRecord] = []
         history: tuple[PublicRound, ...] = ()
         end_reason: EndReason = "max_rounds"
         for round_index in range(rules.max_rounds):
-            record = self.play_round(round_index, storyteller, hands, scores, history)
-            rounds.append(record)
-            for card in record.display:
-                discard.append(card)
+            self.round_index = round_index
+            record = yield from self._round(round_index, storyteller, hands, scores, history)
             public = PublicRound(round_index, storyteller, record.clue, record.display,
                                  record.card_owner, record.votes, record.points, record.scores)
             history = (*history, public)
-            for agent in agents:
-                agent.observe(public)
+            yield public
+            if self.faults:  # faults of the agents' ``observe`` of this round
+                record = record.with_faults(tuple(self.faults))
+            self.faults = []
+            rounds.append(record)
+            discard.extend(record.display)
             if rules.target_score is not None and max(scores) >= rules.target_score:
                 end_reason = "target_score"
                 break
-            if self.refill(hands, pile, discard, storyteller):
+            if self._refill(hands, pile, discard, storyteller):
                 end_reason = "deck_exhausted"
                 break
             storyteller = (storyteller + 1) % n
@@ -159,16 +281,16 @@ class _Game:
             rules=rules.name,
             rule_options=_options(rules),
             agents=self.names,
-            deck=self.deck.name,
+            deck=self.deck_name,
             rounds=tuple(rounds),
             final_scores=tuple(scores),
             winners=tuple(seat for seat in range(n) if scores[seat] == best),
             end_reason=end_reason,
-            meta=meta,
+            meta=self.meta,
         )
 
-    def refill(self, hands: list[list[int]], pile: list[int], discard: list[int],
-               storyteller: int) -> bool:
+    def _refill(self, hands: list[list[int]], pile: list[int], discard: list[int],
+                storyteller: int) -> bool:
         """Draw back up to hand size, from the storyteller's left. True if the game ends."""
         n, size, mode = self.n, self.hand_size, self.rules.deck_exhausted
         need = sum(size - len(hand) for hand in hands)
@@ -187,49 +309,50 @@ class _Game:
             hand = hands[(storyteller + offset) % n]
             while len(hand) < size and pile:
                 hand.append(pile.pop())
-        return mode == "end_when_last_drawn" and not pile
+        if mode == "end_when_last_drawn":
+            return not pile
+        if mode == "play_out_hands" and not pile:
+            following = (storyteller + 1) % n  # can the next round be played from the hands?
+            return any(len(hands[seat]) < (1 if seat == following else self.per_player)
+                       for seat in range(n))
+        return False
 
-    def play_round(self, round_index: int, storyteller: int, hands: list[list[int]],
-                   scores: list[int], history: tuple[PublicRound, ...]) -> RoundRecord:
-        n, agents, per_player = self.n, self.agents, self.per_player
+    def _round(self, round_index: int, storyteller: int, hands: list[list[int]],
+               scores: list[int], history: tuple[PublicRound, ...]
+               ) -> Generator[Any, Any, RoundRecord]:
+        n, per_player = self.n, self.per_player
         listeners = [(storyteller + offset) % n for offset in range(1, n)]
-        faults: list[Fault] = []
         public_scores = tuple(scores)
         teller_hand = hands[storyteller]
 
         teller_view_hand = tuple(teller_hand)
         view = TellView(storyteller, round_index, teller_view_hand, public_scores, history)
-        try:
-            clue, error = agents[storyteller].tell(view), None
-        except Exception as raised:  # an agent's exception is a fault like an illegal action
-            clue, error = None, raised
-        problem = _tell_problem(clue, teller_hand) if error is None else _raised(error)
-        if problem:
-            rng = self.fault(faults, storyteller, round_index, "tell", problem, error)
+        (clue,) = yield Phase("tell", (Decision(storyteller, "tell", view),))
+        rng = self._problem(storyteller, "tell", clue, _tell_problem(clue, teller_hand))
+        if rng is not None:
             clue = Clue(teller_hand[int(rng.integers(len(teller_hand)))], FALLBACK_CLUE)
         teller_card, text = operator.index(clue.card), clue.text
         teller_hand.remove(teller_card)
 
+        decisions = tuple(
+            Decision(seat, "submit", SubmitView(seat, round_index, storyteller, text,
+                                                tuple(hands[seat]), per_player, public_scores,
+                                                history))
+            for seat in listeners)
+        answers = yield Phase("submit", decisions)
         table = [teller_card]
         owners = [storyteller]
-        for seat in listeners:
+        for seat, cards in zip(listeners, answers, strict=True):
             hand = hands[seat]
-            view = SubmitView(seat, round_index, storyteller, text, tuple(hand), per_player,
-                              public_scores, history)
-            try:
-                cards, error = agents[seat].submit(view), None
-            except Exception as raised:
-                cards, error = None, raised
-            if (per_player == 1 and error is None and type(cards) is list and len(cards) == 1
+            if (per_player == 1 and type(cards) is list and len(cards) == 1
                     and type(card := cards[0]) is int and card in hand):
                 hand.remove(card)  # the common legal case, checked inline
                 table.append(card)
                 owners.append(seat)
                 continue
-            problem = _submit_problem(cards, hand, per_player) if error is None \
-                else _raised(error)
-            if problem:
-                rng = self.fault(faults, seat, round_index, "submit", problem, error)
+            problem = None if type(cards) is Failure else _submit_problem(cards, hand, per_player)
+            rng = self._problem(seat, "submit", cards, problem)
+            if rng is not None:
                 cards = [hand[i] for i in rng.choice(len(hand), per_player, replace=False)]
             for card in cards:
                 card = operator.index(card)
@@ -237,29 +360,29 @@ class _Game:
                 table.append(card)
                 owners.append(seat)
 
-        permutation = self.next_permutation()
-        display = tuple([table[i] for i in permutation])
-        card_owner = tuple([owners[i] for i in permutation])
+        order = self._next_permutation()
+        display = tuple([table[i] for i in order])
+        card_owner = tuple([owners[i] for i in order])
 
         k = len(display)
         positions: list[list[int]] = [[] for _ in range(n)]
         for position, owner in enumerate(card_owner):
             positions[owner].append(position)
+        decisions = tuple(
+            Decision(seat, "vote", VoteView(seat, round_index, storyteller, text,
+                                            tuple(hands[seat]), display, tuple(positions[seat]),
+                                            public_scores, history))
+            for seat in listeners)
+        answers = yield Phase("vote", decisions)
         votes: list[int | None] = [None] * n
-        for seat in listeners:
-            own = tuple(positions[seat])
-            view = VoteView(seat, round_index, storyteller, text, tuple(hands[seat]), display,
-                            own, public_scores, history)
-            try:
-                vote, error = agents[seat].vote(view), None
-            except Exception as raised:
-                vote, error = None, raised
-            if error is None and type(vote) is int and 0 <= vote < k and vote not in own:
+        for seat, vote in zip(listeners, answers, strict=True):
+            own = positions[seat]
+            if type(vote) is int and 0 <= vote < k and vote not in own:
                 votes[seat] = vote  # the common legal case, checked inline
                 continue
-            problem = _vote_problem(vote, k, own) if error is None else _raised(error)
-            if problem:
-                rng = self.fault(faults, seat, round_index, "vote", problem, error)
+            problem = None if type(vote) is Failure else _vote_problem(vote, k, own)
+            rng = self._problem(seat, "vote", vote, problem)
+            if rng is not None:
                 allowed = [i for i in range(k) if i not in own]
                 vote = allowed[int(rng.integers(len(allowed)))]
             votes[seat] = operator.index(vote)
@@ -267,8 +390,9 @@ class _Game:
         points = round_points(self.rules, storyteller, card_owner, votes)
         for seat in range(n):
             scores[seat] += points[seat]
+        faults, self.faults = tuple(self.faults), []
         return RoundRecord(storyteller, text, teller_card, display, card_owner, tuple(votes),
-                           points, tuple(scores), tuple(faults), teller_view_hand)
+                           points, tuple(scores), faults, teller_view_hand)
 
 
 _OPTIONS: dict[RuleSet, dict[str, Any]] = {}
@@ -280,10 +404,6 @@ def _options(rules: RuleSet) -> dict[str, Any]:
     if options is None:
         options = _OPTIONS[rules] = rules.options()
     return options
-
-
-def _rng_factory(seq: np.random.SeedSequence, seat: int) -> Callable[[], np.random.Generator]:
-    return lambda: stream(seq, _AGENT, seat)
 
 
 def _raised(error: BaseException) -> str:
@@ -300,6 +420,8 @@ def _as_int(value: Any) -> int | None:
 
 
 def _tell_problem(clue: Any, hand: list[int]) -> str | None:
+    if type(clue) is Failure:
+        return None
     if not isinstance(clue, Clue):
         return f"expected a Clue(card, text), got {clue!r}"
     card = _as_int(clue.card)
@@ -328,7 +450,7 @@ def _submit_problem(cards: Any, hand: list[int], expected: int) -> str | None:
     return None
 
 
-def _vote_problem(vote: Any, n_displayed: int, own: tuple[int, ...]) -> str | None:
+def _vote_problem(vote: Any, n_displayed: int, own: Sequence[int]) -> str | None:
     value = _as_int(vote)
     if value is None or not 0 <= value < n_displayed:
         return f"vote {vote!r} is out of range 0..{n_displayed - 1}"

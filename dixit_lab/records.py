@@ -7,6 +7,7 @@ storyteller.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,16 +33,21 @@ END_REASONS: tuple[str, ...] = ("target_score", "deck_exhausted", "max_rounds")
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """An illegal action that the engine replaced by a legal one (``on_illegal="fallback"``)."""
+    """A seat's failed decision or hook (``on_illegal="fallback"``): for an action, the engine
+    replaced it by a seeded legal one. ``action`` is ``tell``, ``submit``, ``vote``,
+    ``begin_game`` or ``observe``; ``kind`` is the failure class: ``illegal`` (an answer the
+    rules forbid), ``raised`` (the agent raised), ``timeout`` and ``crashed`` (an isolated
+    agent's process), or a class an agent reports (e.g. a model's ``unparsable`` reply)."""
 
     seat: int
     agent: str
     action: str
     message: str
+    kind: str = "illegal"
 
     def to_dict(self) -> dict[str, Any]:
         return {"seat": self.seat, "agent": self.agent, "action": self.action,
-                "message": self.message}
+                "message": self.message, "kind": self.kind}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +94,10 @@ class RoundRecord:
         if self.faults:
             data["faults"] = [fault.to_dict() for fault in self.faults]
         return data
+
+    def with_faults(self, faults: tuple[Fault, ...]) -> RoundRecord:
+        """This round with ``faults`` added after its own."""
+        return dataclasses.replace(self, faults=self.faults + faults)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RoundRecord:

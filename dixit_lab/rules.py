@@ -8,6 +8,7 @@ A :class:`RuleSet` holds every option on which the rule documents differ (see
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,7 +25,8 @@ __all__ = [
     "score_round",
 ]
 
-DeckExhausted = Literal["end_when_last_drawn", "end_when_cannot_refill", "reshuffle_discard"]
+DeckExhausted = Literal["end_when_last_drawn", "end_when_cannot_refill", "reshuffle_discard",
+                        "play_out_hands"]
 FirstStoryteller = Literal["seat0", "random"]
 Outcome = Literal["some_found", "all_found", "none_found"]
 
@@ -32,6 +34,7 @@ DECK_EXHAUSTED_MODES: tuple[str, ...] = (
     "end_when_last_drawn",
     "end_when_cannot_refill",
     "reshuffle_discard",
+    "play_out_hands",
 )
 FIRST_STORYTELLER_MODES: tuple[str, ...] = ("seat0", "random")
 
@@ -131,7 +134,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 002: Dixit Refresh (2021). 3-8 players, 30 points, reshuffle the discard.
     "refresh": dict(max_players=8, target_score=30, deck_exhausted="reshuffle_discard"),
     # 001 + 003: the rules page and the Quest expansion. Bonus cap 3, 30 points.
-    "quest": dict(max_players=6, vote_bonus_cap=3, target_score=30,
+    # Hands are always 6, at 3 players too (001: "distribuez-en 6", "reconstituer une main de
+    # 6 cartes"; 003: "six cartes").
+    "quest": dict(max_players=6, vote_bonus_cap=3, target_score=30, hand_size_three_players=6,
                   deck_exhausted="end_when_cannot_refill"),
 }
 
@@ -184,8 +189,20 @@ def score_round(
     displayed card, so the players are ``0 .. max(card_owner)``. Illegal input raises
     :class:`IllegalAction` saying what is wrong.
     """
+    votes = {_plain_int(seat): _plain_int(index) for seat, index in votes.items()}
     n_players = _check_round(rules, storyteller, card_owner, votes)
     return _score(rules, n_players, storyteller, card_owner, votes)
+
+
+def _plain_int(value: Any) -> Any:
+    """NumPy integers as Python ints (as ``play_game`` takes them); anything else unchanged,
+    for the checks to name."""
+    if isinstance(value, int):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
 
 
 def _check_round(
@@ -198,6 +215,9 @@ def _check_round(
                             f"got seats {sorted(owners)}")
     if n_players < 3:
         raise IllegalAction(f"a round needs at least 3 players, got {n_players}")
+    if not rules.min_players <= n_players <= rules.max_players:
+        raise IllegalAction(f"rule set {rules.name!r} allows {rules.min_players} to "
+                            f"{rules.max_players} players, got a round of {n_players}")
     if not 0 <= storyteller < n_players:
         raise IllegalAction(f"storyteller seat {storyteller} is not one of the seats "
                             f"0..{n_players - 1}")

@@ -8,17 +8,22 @@ function of (game key, stream, counter)::
 
 Streams (see :class:`Streams`): the deal (the whole deck order, as the ranks of one uniform
 per card, drawn before any agent acts), each reshuffle of the discard, each round's display
-order, the first storyteller, and one stream per seat for the built-in agents' draws. Because
-a number depends only on its counter and not on what was drawn before, the batched engine
-(:mod:`dixit_lab.batched`) computes the same numbers for thousands of games at once.
+order and the first storyteller. Because a number depends only on its counter and not on what
+was drawn before, the batched engine (:mod:`dixit_lab.batched`) computes the same numbers for
+thousands of games at once.
 
-Agents written by users get ``context.rng``, a full ``numpy.random.Generator`` seeded from the
-game's ``SeedSequence`` and their seat, created on first use. No module of the project uses
-global random state.
+**Seats' streams are one-way.** SplitMix64 is invertible, so a seat stream derived like the
+engine's would hand its owner the game key (and with it the deck order and every hand). A
+seat's stream base is instead a keyed BLAKE2b hash of the game key and the seat
+(:func:`seat_bases`): an agent learns its own base and nothing it could run backwards. Agents
+get ``context.uniforms`` (the counter stream with that base: what the built-in agents draw
+from, so that the batched engine can reproduce them) and ``context.rng``, a numpy
+``Generator`` seeded from the same base. No module of the project uses global random state.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -26,12 +31,15 @@ import numpy as np
 __all__ = [
     "CounterStream",
     "GameSeed",
-    "SeatStreams",
     "Streams",
+    "first_blocks",
     "game_key",
     "game_keys",
     "game_seed",
     "permutation",
+    "seat_bases",
+    "seat_bases_many",
+    "seat_generator",
     "seed_fields",
     "stream",
     "stream_base",
@@ -55,7 +63,6 @@ class Streams:
     DISPLAY = 2
     FIRST_STORYTELLER = 3
     RESHUFFLE = 1_000            # + the reshuffle's number (0, 1, ...)
-    SEAT = 1_000_000             # + the seat: the built-in agents' draws
 
 
 def game_seed(experiment_seed: int, game_index: int) -> np.random.SeedSequence:
@@ -187,19 +194,48 @@ def uniforms(base: np.ndarray, counters: np.ndarray | int) -> np.ndarray:
     return (x >> _S11).astype(np.float64) * _TO_UNIT
 
 
+_SEAT_PERSON = b"dixit_lab.seats"  # BLAKE2b personalisation: these hashes serve nothing else
+_SEATS_PER_HASH = 8                 # a 64-byte digest holds eight 64-bit bases
+
+
+def seat_bases(key: tuple[int, int], n_players: int) -> list[int]:
+    """The stream bases of a game's seats: BLAKE2b of the game key (and the group of eight
+    seats), cut into 64-bit words. One-way: a base tells nothing of the key or of another
+    seat's base."""
+    material = key[0].to_bytes(8, "little") + key[1].to_bytes(8, "little")
+    bases: list[int] = []
+    for first in range(0, n_players, _SEATS_PER_HASH):
+        count = min(_SEATS_PER_HASH, n_players - first)
+        digest = hashlib.blake2b(material + first.to_bytes(4, "little"), digest_size=8 * count,
+                                 person=_SEAT_PERSON).digest()
+        bases.extend(int.from_bytes(digest[8 * i:8 * i + 8], "little") for i in range(count))
+    return bases
+
+
+def seat_bases_many(keys: np.ndarray, n_players: int) -> np.ndarray:
+    """:func:`seat_bases` of many games, (B, 2) uint64 keys -> (B, n_players) uint64."""
+    rows = [seat_bases((int(k0), int(k1)), n_players) for k0, k1 in keys.tolist()]
+    return np.array(rows, dtype=np.uint64).reshape(len(rows), n_players)
+
+
+def seat_generator(base: int) -> np.random.Generator:
+    """A seat's numpy ``Generator`` (``context.rng``), seeded from its stream base alone."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(base, spawn_key=(1,))))
+
+
 class CounterStream:
-    """The uniform numbers of one stream of one game, handed out in order.
+    """The uniform numbers of one stream, handed out in order.
 
     ``next()`` returns the stream's next number; numbers are computed in blocks, but the
     ``i``-th number handed out is always ``uniforms(base, i)``, whatever the block size.
-    ``first`` may hand in the first block, computed elsewhere (see :class:`SeatStreams`).
+    ``first`` may hand in the first block, computed elsewhere (the engine computes every seat's
+    first block in one NumPy call).
     """
 
     __slots__ = ("_base", "_block", "_buffer", "_next")
 
-    def __init__(self, key: tuple[int, int], stream: int, block: int = 32,
-                 first: list[float] | None = None) -> None:
-        self._base = np.uint64(stream_base_int(key[0], key[1], stream))
+    def __init__(self, base: int, block: int = 32, first: list[float] | None = None) -> None:
+        self._base = np.uint64(base)
         self._block = block
         self._buffer: list[float] = first[::-1] if first else []
         self._next = len(first) if first else 0
@@ -217,28 +253,15 @@ class CounterStream:
         return uniforms(self._base, np.arange(offset, offset + count, dtype=np.uint64))
 
 
-class SeatStreams:
-    """The seats' counter streams of one game, whose first blocks are computed together in
-    one NumPy call the first time any seat draws (the same numbers as one at a time)."""
-
-    __slots__ = ("_block", "_firsts", "_key", "_n")
-
-    def __init__(self, key: tuple[int, int], n_players: int, block: int = 32) -> None:
-        self._key, self._n, self._block = key, n_players, block
-        self._firsts: list[list[float]] | None = None
-
-    def stream(self, seat: int) -> CounterStream:
-        if self._firsts is None:
-            bases = np.array([stream_base_int(*self._key, Streams.SEAT + s)
-                              for s in range(self._n)], dtype=np.uint64)[:, None]
-            counters = np.arange(self._block, dtype=np.uint64)
-            self._firsts = uniforms(bases, counters).tolist()
-        return CounterStream(self._key, Streams.SEAT + seat, self._block, self._firsts[seat])
+def first_blocks(bases: list[int], block: int = 32) -> list[list[float]]:
+    """The first ``block`` numbers of each of the streams with ``bases``, in one NumPy call."""
+    array = np.array(bases, dtype=np.uint64)[:, None]
+    return uniforms(array, np.arange(block, dtype=np.uint64)).tolist()
 
 
 def stream(seed: GameSeed, *key: int) -> np.random.Generator:
-    """A numpy ``Generator`` for the sub-stream ``key`` of a game's ``SeedSequence`` (agents'
-    ``context.rng`` and the engine's fallback actions)."""
+    """A numpy ``Generator`` for the sub-stream ``key`` of a game's ``SeedSequence`` (the
+    engine's fallback actions; never handed to an agent)."""
     parent = as_seed_sequence(seed)
     child = np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, *key))
     return np.random.Generator(np.random.PCG64(child))

@@ -58,10 +58,16 @@ class TableSetup:
         supports it, ``batched`` insists, ``reference`` never does."""
         if self.engine == "reference":
             return False
-        from dixit_lab.batched import batch_supported
+        from dixit_lab.batched import batch_supported, rules_supported
 
         unsupported = sorted({spec for spec in self.specs
                               if not batch_supported(make_agent(spec))})
+        if not rules_supported(self.rules):
+            if self.engine == "batched":
+                raise ValueError(f"engine 'batched' was asked for, but it does not play "
+                                 f"deck_exhausted={self.rules.deck_exhausted!r}; use engine: "
+                                 f"auto or reference")
+            return False
         if unsupported and self.engine == "batched":
             raise ValueError(f"engine 'batched' was asked for, but {', '.join(unsupported)} "
                              f"has no batched policy; use engine: auto or reference")

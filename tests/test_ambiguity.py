@@ -15,8 +15,7 @@ RULES = get_rules("classic")
 
 def ready(spec, space, n_players=5):
     agent = make_agent(spec).use_space(space)
-    agent.begin_game(GameContext(0, n_players, RULES, space.deck, ("x",) * n_players,
-                                 lambda: np.random.default_rng(0)))
+    agent.begin_game(GameContext(0, n_players, RULES, space.deck, ("x",) * n_players))
     return agent
 
 

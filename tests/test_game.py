@@ -24,10 +24,23 @@ def randoms(n: int) -> list[Agent]:
 #   n=3: pile 84-21=63, c=5 | n=4: pile 60, c=4 | n=5: pile 54, c=5 | n=6: pile 48, c=6
 # end_when_last_drawn: the round whose refill draws the last card ends the game:
 #   ceil(pile / c) -> 13, 15, 11, 8
-# end_when_cannot_refill: full refills while possible, then one more round with full hands:
-#   floor(pile / c) + 1 -> 13, 16, 11, 9
+# end_when_cannot_refill (quest: hands of 6 at three players too, so the pile holds 66 there):
+# full refills while possible, then one more round with full hands:
+#   floor(pile / c) + 1 -> floor(66/5)+1 = 14, 16, 11, 9
 ROUNDS_LAST_DRAWN = {3: 13, 4: 15, 5: 11, 6: 8}
-ROUNDS_CANNOT_REFILL = {3: 13, 4: 16, 5: 11, 6: 9}
+ROUNDS_CANNOT_REFILL = {3: 14, 4: 16, 5: 11, 6: 9}
+# play_out_hands (001: once the pile is empty, play the hands out until a round cannot be
+# played: the storyteller needs 1 card, each listener c' = 1 (2 at three players)):
+#   n=4: the 15th refill empties the pile with full hands; 6 more rounds empty them: 21.
+#   n=5: after 10 refills 4 cards are left; round 11's refill gives them to seats 1-4 (left of
+#        storyteller 0), seat 0 keeps 5; rounds 12-16 leave seat 0 with none: 16.
+#   n=6: the 8th refill empties the pile with full hands; 6 more rounds: 14.
+#   n=3, classic (hands of 7): after 12 refills 3 are left; round 13's refill (storyteller 0)
+#        gives seat 1 two and seat 2 one: hands 6, 7, 6. Rounds 14-16 leave hands 1, 2, 1 and
+#        listener seat 2 of round 17 holds 1 < 2 cards: 16.
+#   n=3, quest (hands of 6): after 13 refills 1 is left, for seat 2 (left of storyteller 1):
+#        hands 4, 5, 5; rounds 15-16 leave 1, 1, 2 and listener seat 0 of round 17 holds 1: 16.
+ROUNDS_PLAY_OUT = {3: 16, 4: 21, 5: 16, 6: 14}
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6])
@@ -45,6 +58,26 @@ def test_rounds_until_hands_cannot_be_refilled(n):
         record = play_game(randoms(n), rules, DECK, seed)
         assert len(record.rounds) == ROUNDS_CANNOT_REFILL[n]
         assert record.end_reason == "deck_exhausted"
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_rounds_until_the_hands_are_played_out(n):
+    rules = get_rules("classic", deck_exhausted="play_out_hands")
+    for seed in range(3):
+        record = play_game(randoms(n), rules, DECK, seed)
+        assert len(record.rounds) == ROUNDS_PLAY_OUT[n]
+        assert record.end_reason == "deck_exhausted"
+        # every card was dealt, and each round's table was full
+        assert all(len(rnd.display) == rules.displayed_cards(n) for rnd in record.rounds)
+
+
+def test_quest_at_three_players_plays_out_six_card_hands():
+    rules = get_rules("quest", target_score=None, deck_exhausted="play_out_hands")
+    assert rules.hand_size_for(3) == 6
+    for seed in range(3):
+        record = play_game(randoms(3), rules, DECK, seed)
+        assert len(record.rounds) == 16
+        assert len(record.rounds[0].storyteller_hand) == 6
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6])

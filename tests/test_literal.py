@@ -16,8 +16,7 @@ RULES = get_rules("classic")
 
 def ready(spec: str, space, n_players: int = 4, seat: int = 0):
     agent = make_agent(spec).use_space(space)
-    agent.begin_game(GameContext(seat, n_players, RULES, space.deck, ("x",) * n_players,
-                                 lambda: np.random.default_rng(0)))
+    agent.begin_game(GameContext(seat, n_players, RULES, space.deck, ("x",) * n_players))
     return agent
 
 
@@ -76,7 +75,6 @@ def test_unknown_clue_without_model_warns_and_still_plays():
 
 def test_a_deck_without_images_is_a_clear_error():
     agent = make_agent("literal")
-    context = GameContext(0, 4, RULES, Deck.numbered(84), ("x",) * 4,
-                          lambda: np.random.default_rng(0))
+    context = GameContext(0, 4, RULES, Deck.numbered(84), ("x",) * 4)
     with pytest.raises(ValueError, match="has none; use an image deck"):
         agent.begin_game(context)

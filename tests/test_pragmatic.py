@@ -12,8 +12,7 @@ from tests.tiny_space import make_space, one_clue_per_card
 
 def ready(spec, space, rules, n_players=5, seat=0):
     agent = make_agent(spec).use_space(space)
-    agent.begin_game(GameContext(seat, n_players, rules, space.deck, ("x",) * n_players,
-                                 lambda: np.random.default_rng(0)))
+    agent.begin_game(GameContext(seat, n_players, rules, space.deck, ("x",) * n_players))
     return agent
 
 

@@ -184,9 +184,11 @@ def test_presets_match_rules_md():
             quest.deck_exhausted) == (6, 3, 30, "end_when_cannot_refill")
     for rules in (classic, refresh, quest):
         assert rules.min_players == 3
-        assert rules.hand_size == 6 and rules.hand_size_three_players == 7
-        assert rules.hand_size_for(3) == 7 and rules.hand_size_for(4) == 6
+        assert rules.hand_size == 6 and rules.hand_size_for(4) == 6
         assert rules.displayed_cards(3) == 5 and rules.displayed_cards(6) == 6
+    # 000 and 002: seven cards at three players; 001 and 003 (quest): always six
+    assert classic.hand_size_for(3) == refresh.hand_size_for(3) == 7
+    assert quest.hand_size_for(3) == 6
     assert set(PRESETS) == {"classic", "refresh", "quest"}
 
 

@@ -17,6 +17,8 @@ from dixit_lab.seeding import (
     game_key,
     game_seed,
     permutation,
+    seat_bases,
+    seat_bases_many,
     seed_fields,
     stream,
     stream_base,
@@ -28,14 +30,29 @@ def test_streams_are_reproducible_and_distinct():
     key = game_key(game_seed(1, 0))
     assert key == game_key(game_seed(1, 0)) != game_key(game_seed(1, 1))
     ids = [Streams.DEAL, Streams.DISPLAY, Streams.FIRST_STORYTELLER, Streams.RESHUFFLE,
-           Streams.RESHUFFLE + 1, *(Streams.SEAT + s for s in range(8))]
-    firsts = {float(uniforms(stream_base(*key, i), 0)[0]) for i in ids}
-    assert len(firsts) == len(ids)
+           Streams.RESHUFFLE + 1]
+    bases = [int(stream_base(*key, i)[0]) for i in ids] + seat_bases(key, 8)
+    firsts = {float(uniforms(np.uint64(base), 0)[0]) for base in bases}
+    assert len(firsts) == len(bases)
+
+
+def test_seat_bases_are_one_way_and_match_in_batches():
+    key = game_key(game_seed(1, 0))
+    bases = seat_bases(key, 12)  # two hashes: seats 0-7 and 8-11
+    assert len(set(bases)) == 12
+    assert bases[:5] != seat_bases(game_key(game_seed(1, 1)), 5)
+    # a seat's base is not a SplitMix64 stream of the key (which its owner could invert)
+    assert not set(bases) & {int(stream_base(*key, s)[0]) for s in range(2_000_000, 2_000_012)}
+    keys = np.array([game_key(game_seed(4, g)) for g in range(6)], dtype=np.uint64)
+    many = seat_bases_many(keys, 5)
+    for g in range(6):
+        assert many[g].tolist() == seat_bases((int(keys[g, 0]), int(keys[g, 1])), 5)
 
 
 def test_a_number_depends_only_on_its_counter():
     key = game_key(7)
-    small, large = CounterStream(key, 5, block=3), CounterStream(key, 5, block=64)
+    base = seat_bases(key, 5)[4]
+    small, large = CounterStream(base, block=3), CounterStream(base, block=64)
     first = [small.next() for _ in range(10)]
     assert first == [large.next() for _ in range(10)]
     assert np.array_equal(small.take(4, offset=6), first[6:10])

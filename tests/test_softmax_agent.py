@@ -19,8 +19,7 @@ RULES = get_rules("classic")
 
 def ready(spec, space, seed=0):
     agent = make_agent(spec).use_space(space)
-    agent.begin_game(GameContext(1, 4, RULES, space.deck, ("x",) * 4,
-                                 lambda: np.random.default_rng(seed)))
+    agent.begin_game(GameContext(1, 4, RULES, space.deck, ("x",) * 4, stream_base=seed))
     return agent
 
 
