@@ -58,13 +58,14 @@ def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
 
 def find_rate_table(turns: pd.DataFrame) -> pd.DataFrame:
     """Per player: mean predicted and observed find rate over its storyteller turns, with a
-    95% interval for the observed rate clustered by game."""
-    from dixit_lab.metrics import mean_interval
+    95% interval for the observed rate clustered by game (Wilson at the effective sample
+    size: it stays in [0, 1])."""
+    from dixit_lab.intervals import bounded_mean_interval
 
     rows = []
     for player, group in turns.groupby("player", sort=False):
-        mean, low, high = mean_interval(group["observed"].to_numpy(float),
-                                        group["game"].to_numpy())
+        mean, low, high = bounded_mean_interval(group["observed"].to_numpy(float),
+                                                group["game"].to_numpy())
         predicted = group["predicted"].to_numpy(float)
         rows.append({"player": player,
                      "observed_find_rate": mean,

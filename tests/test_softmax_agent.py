@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-import numpy as np
 import pytest
 
 from dixit_lab.agent import AgentSpecError, GameContext, SubmitView, VoteView, make_agent
