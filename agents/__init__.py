@@ -7,6 +7,8 @@ from agents import (
     pragmatic,
     random_agent,
     softmax_agent,
+    theory_of_mind,
 )
 
-__all__ = ["ambiguity", "calibrated", "literal", "pragmatic", "random_agent", "softmax_agent"]
+__all__ = ["ambiguity", "calibrated", "literal", "pragmatic", "random_agent", "softmax_agent",
+           "theory_of_mind"]

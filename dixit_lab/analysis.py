@@ -41,11 +41,11 @@ def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
             agent = agents.get(key)
             if agent is None:
                 agent = make_agent(spec)
-                if hasattr(agent, "predicted_find"):
+                if callable(getattr(agent, "predicted_find", None)):
                     agent.begin_game(GameContext(seat, record.n_players, rules,
                                                  load_deck(record.deck), record.agents))
                 agents[key] = agent
-            if hasattr(agent, "predicted_find") and rnd.storyteller_hand:
+            if callable(getattr(agent, "predicted_find", None)) and rnd.storyteller_hand:
                 with contextlib.suppress(KeyError):  # a fallback clue outside the bank
                     predicted = agent.predicted_find(list(rnd.storyteller_hand),
                                                      rnd.storyteller_card, rnd.clue)
