@@ -10,7 +10,7 @@ from agents.model_storyteller import ModelStoryteller
 from agents.softmax_agent import DEFAULT_TEMPERATURE
 from dixit_lab.agent import GameContext, PublicRound, register_agent
 from dixit_lab.embeddings import get_space
-from dixit_lab.listener_model import listener_model
+from dixit_lab.listener_model import expected_storyteller_points, listener_model
 
 
 def _numbers(text: str, name: str) -> tuple[float, ...]:
@@ -25,7 +25,8 @@ def _numbers(text: str, name: str) -> tuple[float, ...]:
 
 @register_agent("theory_of_mind")
 class TheoryOfMindAgent(ModelStoryteller):
-    """Keeps a posterior, per listener seat, over listener *types* and aims its clue under it.
+    """Keeps a posterior over listener *types*, updated from the public votes, and aims its
+    clue under it.
 
     A type is an embedder (one of ``embedders``, comma-separated specs) and a softmax
     temperature (one of ``temperatures``): a listener that perceives through that space and
@@ -38,11 +39,14 @@ class TheoryOfMindAgent(ModelStoryteller):
     depend on which games a worker happens to play), and it never reads the table's agent
     names.
 
-    As storyteller, for every (card of its hand, clue) pair and every listener ``j`` it
-    mixes the types' find probabilities (the exact listener model of each type's space, with
-    softmax decoys) by ``j``'s posterior, and tells the pair with the most expected points
-    under the rules, from the chances that none, some or all of the listeners find the card
-    (treated as independent). It perceives its own card through ``embedder``; as a listener
+    As storyteller it assumes the table is of one type (the listeners' evidence pooled: the
+    table posterior is the product of the seats' likelihoods): for every (card of its hand,
+    clue) pair, each type's expected points under the rules (the exact listener model of that
+    type's space with softmax decoys, corrected like ``pragmatic``'s for listeners who share a
+    table), averaged over the table posterior. Averaging points rather than find
+    probabilities keeps the correlation that an unknown shared type induces (if the type is
+    "obvious", everyone finds the card). It tells the best pair; among near ties, the clue
+    most similar to its card. It perceives its own card through ``embedder``; as a listener
     it plays like ``literal``. Reference engine only (its decisions depend on the game).
     """
 
@@ -72,7 +76,7 @@ class TheoryOfMindAgent(ModelStoryteller):
         key = (context.deck.name, n, rules)
         if key != self._types_key:
             self._types_key = key
-            finds, preferences, temperatures = [], [], []
+            finds, points, preferences, temperatures = [], [], [], []
             for spec in self.embedders:
                 space = get_space(spec, context.deck.name, self.clues)
                 if space.clues.texts != self.space.clues.texts:
@@ -81,9 +85,12 @@ class TheoryOfMindAgent(ModelStoryteller):
                     model = listener_model(space, t, rules.hand_size_for(n),
                                            rules.cards_per_player(n), n - 2, t)
                     finds.append(model.find)
+                    points.append(expected_storyteller_points(
+                        model.find, n - 1, rules, model.find_variance).astype(np.float32))
                     preferences.append(space.similarity)
                     temperatures.append(t)
             self.type_find = np.stack(finds)                 # (types, cards, clues)
+            self.type_points = np.stack(points)              # (types, cards, clues)
             self.type_similarity = preferences               # per type (clues, cards)
             self.type_temperature = np.array(temperatures)
         self.log_posterior = np.zeros((n, len(self.type_temperature)))
@@ -114,22 +121,14 @@ class TheoryOfMindAgent(ModelStoryteller):
                 likelihood = (1 - self.lapse) * softmax + self.lapse / len(allowed)
                 self.log_posterior[seat, h] += math.log(likelihood)
 
-    def listener_finds(self, hand: list[int]) -> np.ndarray:
-        """(listeners, len(hand), clues): each listener's posterior-mixed find probability."""
+    @property
+    def table_posterior(self) -> np.ndarray:
+        """(types,) posterior of the table's one type, from every listener's votes."""
         listeners = [s for s in range(self.context.n_players) if s != self.context.seat]
-        weights = self.posterior[listeners]                              # (L, types)
-        block = self.type_find[:, hand, :].astype(np.float64)           # (types, H, clues)
-        return np.einsum("lt,thk->lhk", weights, block)
+        total = self.log_posterior[listeners].sum(axis=0)
+        weights = np.exp(total - total.max())
+        return weights / weights.sum()
 
     def pair_scores(self, hand: list[int]) -> np.ndarray:
-        p = self.listener_finds(hand)
-        miss = 1.0 - p
-        none = miss.prod(axis=0)
-        every = p.prod(axis=0)
-        rules = self.context.rules
-        points = rules.storyteller_points * np.clip(1.0 - none - every, 0.0, 1.0)
-        if rules.lone_finder_points is not None and len(p) >= 2:
-            one = sum(p[j] * np.prod(np.delete(miss, j, axis=0), axis=0)
-                      for j in range(len(p)))
-            points = points + (rules.lone_finder_points - rules.storyteller_points) * one
-        return points.astype(np.float32)
+        weights = self.table_posterior
+        return np.einsum("t,thk->hk", weights, self.type_points[:, hand, :]).astype(np.float32)

@@ -59,13 +59,19 @@ def test_the_posterior_finds_how_the_listeners_see(agent):
     assert np.allclose(agent.posterior[0], 0.5)  # its own seat is never updated
 
 
-def test_scores_are_expected_points_under_a_sure_posterior(agent):
+def test_scores_average_each_types_expected_points(agent):
     agent.begin_game(GameContext(0, 5, RULES, agent.context.deck, ("x",) * 5, stream_base=3))
-    agent.log_posterior[:, 0] = -50.0  # sure: every listener is the text type
     hand = [3, 9, 14, 27, 31, 40]
-    scores = agent.pair_scores(hand)
-    p = agent.type_find[1][hand].astype(np.float64)
-    assert np.allclose(scores, expected_storyteller_points(p, 4, RULES), atol=1e-5)
+    points = [expected_storyteller_points(agent.type_find[h][hand].astype(np.float64), 4,
+                                          RULES, 0) for h in range(2)]
+    # uniform prior: the average of the two types' points (each with its variance correction)
+    assert np.allclose(agent.table_posterior, 0.5)
+    assert np.allclose(agent.pair_scores(hand), agent.type_points[:, hand].mean(axis=0))
+    agent.log_posterior[1:, 0] = -20.0  # the listeners' votes all say "text"
+    assert agent.table_posterior[1] > 0.999
+    assert np.allclose(agent.pair_scores(hand), agent.type_points[1][hand], atol=1e-4)
+    # the correction for a shared table lowers the points of every pair
+    assert (agent.type_points[1][hand] <= points[1] + 1e-5).all()
 
 
 def test_plays_legal_games_on_the_reference_engine_only():
