@@ -9,11 +9,13 @@ votes of one round share the clue and the display, see :mod:`dixit_lab.intervals
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from dixit_lab.intervals import clustered_rate_interval
 
-__all__ = ["holdout_mask", "reliability_table", "scores"]
+__all__ = ["holdout_mask", "plot_reliability", "reliability_table", "run_training", "scores"]
 
 _EPS = 1e-4
 
@@ -61,8 +63,6 @@ def run_training(config_path: str) -> str:
     """Play (or complete) the games of a training config into its default results folder —
     an experiment or a sweep — and return that folder: ``fit-listener --config`` fits on it
     and records the config, not the folder, as the model's source."""
-    from pathlib import Path
-
     import yaml
 
     from dixit_lab.experiment import load_config
@@ -73,3 +73,36 @@ def run_training(config_path: str) -> str:
         data = yaml.safe_load(Path(config_path).read_text(encoding="utf-8"))
         return str(run_sweep(data, config_path, show_progress=False))
     return str(run_experiment(config, show_progress=False).folder)
+
+
+def plot_reliability(info: dict, path: str) -> str:
+    """A reliability diagram of the held-out games (``info`` of a fitted listener): observed
+    against predicted find rate per bin, with the bins' round-clustered 95% intervals, for the
+    fitted and the analytic model."""
+    from matplotlib.figure import Figure
+
+    from dixit_lab.files import atomic_write
+
+    fig = Figure(figsize=(6, 5.5))
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="perfect")
+    for key, label, colour in (("reliability_fitted", "fitted (logistic)", "tab:blue"),
+                               ("reliability_analytic", "analytic (exact model)", "tab:orange")):
+        rows = info.get(key) or []
+        x = [r["predicted"] for r in rows]
+        y = [r["observed"] for r in rows]
+        errors = [[r["observed"] - r["ci_low"] for r in rows],
+                  [r["ci_high"] - r["observed"] for r in rows]]
+        ax.errorbar(x, y, yerr=errors, marker="o", capsize=3, color=colour, label=label)
+    held = info.get("holdout", {})
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("predicted probability that one listener finds the card")
+    ax.set_ylabel("observed share (95% interval, clustered by round)")
+    ax.set_title(f"held-out games: {held.get('games', '?')} games, "
+                 f"{held.get('votes', '?')} votes; 10 equal-width bins")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", frameon=False)
+    fig.tight_layout()
+    atomic_write(Path(path), lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+    return path

@@ -122,6 +122,10 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
         m = info[key]
         print(f"{label:<16} {m['log_loss']:>9.4f} {m['brier']:>7.4f} {m['mean_predicted']:>7.3f} "
               f"{m['mean_observed']:>8.3f}")
+    if args.plot:
+        from dixit_lab.calibration_eval import plot_reliability
+
+        print(f"wrote {plot_reliability(info, args.plot)}")
     print(f"wrote {path}")
     return 0
 
@@ -272,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--config", help="a training config: play its games, then fit on them")
     fit.add_argument("--holdout", type=float, default=0.2,
                      help="share of games held out to evaluate the fit (default 0.2)")
+    fit.add_argument("--plot", help="write a held-out reliability diagram (PNG) here")
     fit.add_argument("--out", required=True, help="where to write the model (JSON)")
     fit.add_argument("--embedder", default="conse", help="the space the features come from")
     fit.add_argument("--clues", default="default", help="the clue bank the games used")

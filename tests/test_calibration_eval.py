@@ -37,3 +37,18 @@ def test_scores_of_a_perfect_and_a_flat_forecast():
     assert scores(y, y)["brier"] == 0.0
     flat = scores(np.full(4, 0.5), y)
     assert np.isclose(flat["log_loss"], np.log(2)) and flat["votes"] == 4
+
+
+def test_reliability_diagram_is_a_png(tmp_path):
+    from PIL import Image
+
+    from dixit_lab.calibration_eval import plot_reliability
+
+    rng = np.random.default_rng(1)
+    p = rng.random(500)
+    y = (rng.random(500) < p).astype(float)
+    table = reliability_table(p, y, np.arange(500))
+    info = {"reliability_fitted": table, "reliability_analytic": table,
+            "holdout": {"games": 10, "votes": 500}}
+    path = plot_reliability(info, str(tmp_path / "r.png"))
+    Image.open(path).verify()
