@@ -79,7 +79,7 @@ def test_equal_candidates_are_rarely_dropped():
     from dixit_lab.tuning import Candidate, _eliminate
 
     rng = np.random.default_rng(11)
-    runs, dropped = 60, 0
+    runs, dropped = 40, 0
     for _ in range(runs):
         candidates = [Candidate(float(v)) for v in range(9)]
         for look in range(10):
