@@ -120,7 +120,7 @@ def play_game(
             game.hook_failed(seat, "begin_game", error)
     event = game.start()
     while event is not None:
-        if type(event) is Phase:
+        if isinstance(event, Phase):
             event = game.send([agent_answer(agents[decision.seat], decision)
                                for decision in event.decisions])
         else:
@@ -130,6 +130,7 @@ def play_game(
                 except Exception as error:
                     game.hook_failed(seat, "observe", error)
             event = game.send(None)
+    assert game.record is not None
     return game.record
 
 

@@ -81,6 +81,7 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
         for results in run_chunks(setup, chunked(specs, chunk_size_for(config, setup)), executor,
                                   workers, address):
             for index, line in results:
+                assert line is not None  # no parts: the lines come back
                 replayed[index] = line
             bar.update(len(results))
     for index, line in enumerate(recorded):

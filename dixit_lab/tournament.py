@@ -118,7 +118,7 @@ class _AgentPool:
 
     def __init__(self) -> None:
         self.key: tuple[Any, ...] | None = None
-        self.instances: dict[tuple[str, int], Agent] = {}
+        self.instances: dict[tuple[str, int, bool, float | None], Agent] = {}
 
     def table(self, setup: TableSetup, seats: tuple[int, ...]) -> list[Agent]:
         if setup.key != self.key:

@@ -8,12 +8,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.random_agent import RandomAgent
 from dixit_lab.agent import register_agent
 from dixit_lab.clues import ClueBank
 from dixit_lab.experiment import parse_config
 from dixit_lab.web.results import PlayFolder
 from dixit_lab.web.table import PlayTable
+from dixit_lab_agents.random_agent import RandomAgent
 
 BANK_CLUE = ClueBank.load("default")[0]  # a clue the agents perceive without a model
 

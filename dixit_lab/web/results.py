@@ -12,8 +12,8 @@ import json
 import time
 from pathlib import Path
 
+from dixit_lab.atomic import atomic_write_text
 from dixit_lab.experiment import ExperimentConfig
-from dixit_lab.files import atomic_write_text
 from dixit_lab.records import GameRecord, read_jsonl
 from dixit_lab.runner import RunResult, game_specs, prepare_folder
 from dixit_lab.tournament import GameSpec
@@ -67,9 +67,9 @@ class PlayFolder:
 
     def finish(self) -> RunResult:
         """Write the tables, ratings and report (the same writers as ``dixit-lab run``)."""
-        from dixit_lab.outputs import write_outputs
+        from dixit_lab.results_tables import write_tables
 
         result = RunResult(self.folder, len(self.specs), self.played,
                            time.perf_counter() - self.started, 1)
-        write_outputs(self.folder, result)
+        write_tables(self.folder, result)
         return result

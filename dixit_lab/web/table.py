@@ -199,9 +199,10 @@ class PlayTable:
             if phase.action == "tell":
                 self.storyteller = phase.decisions[0].seat
             self.waiting = {decision.seat for decision in phase.decisions}
-            if phase.action == "vote":  # the display is laid out for the whole table to see
-                teller = self._human_at(phase.decisions[0].view.storyteller)
-                display = phase.decisions[0].view.display
+            first = phase.decisions[0].view
+            if isinstance(first, VoteView):  # the display is laid out for the table to see
+                teller = self._human_at(first.storyteller)
+                display = first.display
                 if teller is not None and teller.played:
                     teller.display = display
                     teller.own_positions = (display.index(teller.played[0]),)

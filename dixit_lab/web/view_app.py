@@ -23,8 +23,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, JSONResponse, Response
 
 from dixit_lab.cards import Deck, DeckError, load_deck
-from dixit_lab.metrics import player_names
-from dixit_lab.records import GameRecord
+from dixit_lab.records import GameRecord, player_names
 from dixit_lab.web.server import card_image, make_app, page
 from dixit_lab.web.views import record_json
 

@@ -13,8 +13,7 @@ from typing import Any
 
 from dixit_lab.agent import PublicRound
 from dixit_lab.cards import Deck
-from dixit_lab.metrics import player_names
-from dixit_lab.records import GameRecord, RoundRecord
+from dixit_lab.records import GameRecord, RoundRecord, player_names
 
 __all__ = ["card_json", "cards_json", "public_round_json", "record_json"]
 
