@@ -138,8 +138,10 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     result = run_experiment(config, args.out, executor=args.executor, workers=args.workers,
                             chunk_size=args.chunk_size, show_progress=not args.quiet,
-                            address=args.address)
-    rate = f"{result.games_per_second:.0f} games/s" if result.played else "nothing to play"
+                            address=args.address, exchanges=args.exchanges)
+    speed = result.games_per_second
+    rate = (f"{speed:.0f} games/s" if speed >= 10 else f"{speed:.2f} games/s") \
+        if result.played else "nothing to play"  # model games take seconds each
     workers = f"{result.workers} worker(s)" if result.workers else "the cluster's CPUs"
     print(f"{config.name}: {result.games} games ({result.played} played this run, {rate}, "
           f"{workers}, {result.wall_seconds:.1f} s)")
@@ -240,6 +242,15 @@ def cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_bench(args: argparse.Namespace) -> int:
+    from dixit_lab.bench_export import TIERS, export_bench
+
+    counts = export_bench(args.results, args.out, per_tier=args.per_tier, seed=args.seed)
+    print(f"wrote {sum(counts.values())} items to {args.out} ("
+          + ", ".join(f"{tier} {counts[tier]}" for tier in TIERS) + ")")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dixit-lab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -285,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
                                        "HEAD:6379 (default: the config's, else a local Ray)")
     run.add_argument("--chunk-size", type=int, help="games per chunk sent to a worker")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    models = run.add_mutually_exclusive_group()  # model agents' exchanges (docs/vlm.md)
+    models.add_argument("--record-only", dest="exchanges", action="store_const", const="record",
+                        help="model agents call their endpoint for every decision, reusing "
+                             "nothing recorded")
+    models.add_argument("--replay-only", dest="exchanges", action="store_const", const="replay",
+                        help="model agents only reuse recorded replies (no server needed)")
     run.set_defaults(func=cmd_run)
 
     rep = sub.add_parser("replay", help="re-play every game of a results folder and compare")
@@ -318,6 +335,14 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--clues", default="default")
     embed.add_argument("--out", help="folder (default: data/embeddings)")
     embed.set_defaults(func=cmd_embed)
+
+    bench = sub.add_parser("export-bench", help="a static listener set (clue, cards, answer, "
+                                                "difficulty tier) from logged games")
+    bench.add_argument("results", nargs="+", help="results folders or games.jsonl files")
+    bench.add_argument("--out", required=True, help="the items, as JSON Lines")
+    bench.add_argument("--per-tier", type=int, help="at most this many items of each tier")
+    bench.add_argument("--seed", type=int, default=0, help="draws the --per-tier sample")
+    bench.set_defaults(func=cmd_export_bench)
 
     from dixit_lab.web.commands import add_commands as add_web_commands  # play, view
 

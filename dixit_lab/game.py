@@ -134,11 +134,14 @@ def play_game(
     return game.record
 
 
-def agent_answer(agent: Agent, decision: Decision) -> Any:
-    """``agent``'s answer to ``decision``, or a :class:`Failure` if the agent raised (an
-    :class:`AgentFailure`, e.g. of an isolated agent, keeps its own kind)."""
+def agent_answer(agent: Agent, decision: Decision,
+                 fatal: tuple[type[BaseException], ...] = ()) -> Any:
+    """``agent``'s answer to ``decision``: what it returns, or the :class:`Failure` that its
+    exception stands for (an exception of a ``fatal`` class propagates: it stops the run)."""
     try:
         return getattr(agent, decision.action)(decision.view)
+    except fatal:
+        raise
     except AgentFailure as failure:
         return Failure(failure.kind, str(failure), failure)
     except Exception as error:

@@ -34,6 +34,7 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -
     from dixit_lab.metrics import agent_table, rounds_frame, summary_stats
     from dixit_lab.ratings import games_from_records, ratings_table
     from dixit_lab.report import write_report
+    from dixit_lab.vlm.usage import add_model_columns
 
     folder = Path(folder)
     games_path = folder / "games.jsonl"
@@ -48,6 +49,7 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -
     agents = agent_table(records)
     turns = turn_predictions(records)
     agents = agents.merge(find_rate_table(turns), on="player", how="left")
+    agents = add_model_columns(agents, records, folder)  # faults by class, tokens, cost
     atomic_write_text(folder / "agents.csv", agents.to_csv(index=False))
     atomic_write_text(folder / "find_calibration.csv",
                       calibration_bins(turns).to_csv(index=False))

@@ -26,6 +26,7 @@ from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
 from dixit_lab.progress import progress
 from dixit_lab.records import game_index
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
+from dixit_lab.vlm.store import exchange_session
 
 __all__ = ["RunResult", "prepare_folder", "run_experiment", "run_sweep", "table_setup"]
 
@@ -169,11 +170,14 @@ def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
 def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                    executor: str | None = None, workers: int | None = None,
                    chunk_size: int | None = None, show_progress: bool = True,
-                   write_outputs: bool = True, address: str | None = None) -> RunResult:
+                   write_outputs: bool = True, address: str | None = None,
+                   exchanges: str | None = None) -> RunResult:
     """Play every game of ``config`` that is not in the results folder yet, then write the
     tables, ratings and report. A config with a ``sweep`` runs each point in a sub-folder.
     ``executor``, ``workers`` and ``address`` (the Ray cluster of the ``ray`` executor)
-    override the config's ``executor`` section."""
+    override the config's ``executor`` section. ``exchanges`` is the mode of the model agents'
+    exchange store in ``<folder>/exchanges`` (``auto``, ``record``, ``replay``; see
+    :mod:`dixit_lab.vlm.store`)."""
     if config.sweep:
         raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
     from dixit_lab.web.decisions import human_players
@@ -202,7 +206,7 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
         bar = progress(total=len(specs), desc=config.name, unit="game",
                        initial=len(specs) - len(missing), disable_all=not show_progress)
         try:
-            with bar:
+            with bar, exchange_session(folder / "exchanges", exchanges):  # type: ignore[arg-type]
                 for results in run_chunks(setup, chunks, kind, count or None, address,
                                           parts=parts):
                     if results[0][1] is not None:  # not written by the worker itself

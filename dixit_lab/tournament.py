@@ -178,6 +178,10 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
     engine when the setup allows it (the records are the same either way)."""
     if setup.engine != "reference" and chunk and setup.batched():
         return _play_batched(setup, chunk)
+    from dixit_lab.vlm.driver import has_remote_agents, play_remote_chunk  # model agents:
+
+    if chunk and has_remote_agents(setup.specs):  # every game of the chunk in flight at once
+        return play_remote_chunk(setup, chunk)
     deck = load_deck(setup.deck)
     out = []
     for spec in chunk:
