@@ -51,7 +51,7 @@ class VlmAgent(ChatAgent):
             self._by_ref.setdefault(image_ref(card, self.image_size), card)
         return image_parts(cards, self.image_size)
 
-    def wire(self, request: dict[str, Any]) -> dict[str, Any]:
+    def wire(self, request: dict[str, Any]) -> bytes:
         return wire_images(request, self._by_ref, self.image_size)
 
 
