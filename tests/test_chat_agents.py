@@ -167,7 +167,7 @@ def test_the_body_sent_holds_the_images_the_key_names(stub):
 
     from dixit_lab.vlm.images import data_url
 
-    agent = make_agent(spec(stub, "good", image_size=48))
+    agent = make_agent(spec(stub, "good", image_size=48, image_detail="low"))
     deck = load_deck("dreams")
     parts = agent.card_parts([deck[3], deck[5]])
     request = {"model": "good", "messages": [{"role": "user", "content": [
@@ -180,3 +180,4 @@ def test_the_body_sent_holds_the_images_the_key_names(stub):
     assert body["messages"][0]["content"][0]["text"] == 'clue "sha256:not-a-ref@48"'
     kept = [p for p in request["messages"][0]["content"] if p["type"] == "image_url"]
     assert all(p["image_url"]["url"].startswith("sha256:") for p in kept)  # keyed form kept
+    assert all(p["image_url"]["detail"] == "low" for p in kept)

@@ -242,12 +242,17 @@ def _history(history: tuple[PublicRound, ...]) -> str:
     return "\n".join(lines) if lines else "(no round played yet)"
 
 
-def image_parts(cards: list[Card], size: int) -> list[dict[str, Any]]:
-    """Numbered image parts; the URL is the image's ref until :func:`wire_images`."""
+def image_parts(cards: list[Card], size: int, detail: str | None = None
+                ) -> list[dict[str, Any]]:
+    """Numbered image parts; the URL is the image's ref until :func:`wire_images`;
+    ``detail`` (``low``, ``high``, ``auto``) is OpenAI's image detail, left out if None."""
     parts: list[dict[str, Any]] = []
     for number, card in enumerate(cards, start=1):
+        image: dict[str, Any] = {"url": image_ref(card, size)}
+        if detail is not None:
+            image["detail"] = detail
         parts.append({"type": "text", "text": f"Card {number}:"})
-        parts.append({"type": "image_url", "image_url": {"url": image_ref(card, size)}})
+        parts.append({"type": "image_url", "image_url": image})
     return parts
 
 
