@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from dixit_lab.atomic import atomic_write_text
 from dixit_lab.cards import DeckError, load_deck
-from dixit_lab.files import atomic_write_text
 from dixit_lab.records import GameRecord, read_jsonl
 
 __all__ = ["TIERS", "bench_items", "export_bench", "tier_of"]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dixit_lab.agent import AgentSpecError, agent_parameters, available_agents, get_agent_class
+from dixit_lab.executors import executor_names
 
 __all__ = ["main"]
 
@@ -177,18 +178,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from dixit_lab.outputs import write_outputs
-    from dixit_lab.report import write_sweep_report
+    from dixit_lab.results_tables import write_tables
+    from dixit_lab.sweep_report import write_sweep_report
 
     folder = Path(args.folder)
     if (folder / "sweep.csv").is_file():
         import pandas as pd
 
         for sub in pd.read_csv(folder / "sweep.csv")["folder"]:
-            write_outputs(folder / str(sub))
+            write_tables(folder / str(sub))
         path = write_sweep_report(folder)
     else:
-        write_outputs(folder)
+        write_tables(folder)
         path = folder / "report.md"
     print(f"wrote {path}")
     return 0
@@ -197,7 +198,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from dixit_lab.cards import DeckError, load_deck
     from dixit_lab.records import read_jsonl
-    from dixit_lab.report import show_game
+    from dixit_lab.show import show_game
 
     path = Path(args.folder)
     path = path / "games.jsonl" if path.is_dir() else path
@@ -288,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("config", help="experiment YAML (see experiments/)")
     run.add_argument("--out", help="results folder (default: the config's out, or "
                                    "results/<name>)")
-    run.add_argument("--executor", choices=["local", "process", "ray"],
+    run.add_argument("--executor", choices=executor_names(),
                      help="override the config's executor (ray: pip install \"dixit-lab[ray]\")")
     run.add_argument("--workers", type=int, help="worker processes (default: all cores)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. "
@@ -305,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("replay", help="re-play every game of a results folder and compare")
     rep.add_argument("folder")
-    rep.add_argument("--executor", choices=["local", "process", "ray"], default="process")
+    rep.add_argument("--executor", choices=executor_names(), default="process")
     rep.add_argument("--workers", type=int)
     rep.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 "
                                        "(default: a local Ray)")
@@ -342,6 +343,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--per-tier", type=int, help="at most this many items of each tier")
     bench.add_argument("--seed", type=int, default=0, help="draws the --per-tier sample")
     bench.set_defaults(func=cmd_export_bench)
+
+    from dixit_lab.web.commands import add_commands as add_web_commands  # play, view
+
+    add_web_commands(sub)
 
     ag = sub.add_parser("agents", help="list the registered agents and their parameters")
     ag.set_defaults(func=cmd_agents)

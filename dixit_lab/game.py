@@ -57,7 +57,7 @@ __all__ = [
     "GameSteps",
     "IllegalAction",
     "Phase",
-    "answer",
+    "agent_answer",
     "play_game",
 ]
 
@@ -120,8 +120,9 @@ def play_game(
             game.hook_failed(seat, "begin_game", error)
     event = game.start()
     while event is not None:
-        if type(event) is Phase:
-            event = game.send([answer(agents[d.seat], d) for d in event.decisions])
+        if isinstance(event, Phase):
+            event = game.send([agent_answer(agents[decision.seat], decision)
+                               for decision in event.decisions])
         else:
             for seat, agent in enumerate(agents):
                 try:
@@ -129,11 +130,12 @@ def play_game(
                 except Exception as error:
                     game.hook_failed(seat, "observe", error)
             event = game.send(None)
+    assert game.record is not None
     return game.record
 
 
-def answer(agent: Agent, decision: Decision,
-           fatal: tuple[type[BaseException], ...] = ()) -> Any:
+def agent_answer(agent: Agent, decision: Decision,
+                 fatal: tuple[type[BaseException], ...] = ()) -> Any:
     """``agent``'s answer to ``decision``: what it returns, or the :class:`Failure` that its
     exception stands for (an exception of a ``fatal`` class propagates: it stops the run)."""
     try:

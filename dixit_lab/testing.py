@@ -32,7 +32,7 @@ def check_agent(spec: str, *, deck: str = "dreams", others: str = "random",
     cards = load_deck(deck)
     random.seed(12345)
     python_state = random.getstate()
-    numpy_state = np.random.get_state()[1].copy()  # noqa: NPY002 - watching the global state
+    numpy_state = np.random.get_state()[1].copy()  # type: ignore[index]  # noqa: NPY002
     for preset in ("classic", "refresh", "quest"):
         rules = get_rules(preset, max_rounds=max_rounds)
         for n in players:
@@ -55,5 +55,5 @@ def check_agent(spec: str, *, deck: str = "dreams", others: str = "random",
             for rnd in first.rounds:
                 assert not rnd.faults
     assert random.getstate() == python_state, f"agent {spec!r} used Python's global random"
-    assert (np.random.get_state()[1] == numpy_state).all(), (  # noqa: NPY002
+    assert (np.random.get_state()[1] == numpy_state).all(), (  # type: ignore[index]  # noqa: NPY002
         f"agent {spec!r} used NumPy's global random state")

@@ -18,7 +18,8 @@ from dixit_lab.game import play_game
 from dixit_lab.rules import RuleSet
 from dixit_lab.seeding import game_seed
 
-__all__ = ["GameFailed", "GameSpec", "TableSetup", "play_chunk", "schedule_games"]
+__all__ = ["GameFailed", "GameSpec", "TableSetup", "make_seat_agent", "play_chunk",
+           "schedule_games"]
 
 
 class GameFailed(RuntimeError):
@@ -117,7 +118,7 @@ class _AgentPool:
 
     def __init__(self) -> None:
         self.key: tuple[Any, ...] | None = None
-        self.instances: dict[tuple[str, int], Agent] = {}
+        self.instances: dict[tuple[str, int, bool, float | None], Agent] = {}
 
     def table(self, setup: TableSetup, seats: tuple[int, ...]) -> list[Agent]:
         if setup.key != self.key:
@@ -137,8 +138,8 @@ class _AgentPool:
         return agents
 
 
-def make_seat_agent(spec: str, isolated: bool, timeout: float | None) -> Agent:
-    """The agent of a seat: in this process, or in its own (``isolation: process``)."""
+def make_seat_agent(spec: str, isolated: bool = False, timeout: float | None = None) -> Agent:
+    """The agent of a seat: built here, or in its own process (``isolation: process``)."""
     if not isolated:
         return make_agent(spec)
     from dixit_lab.isolation import IsolatedAgent

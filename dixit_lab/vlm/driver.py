@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from dixit_lab.agent import Agent, make_agent
 from dixit_lab.cards import Deck, load_deck
-from dixit_lab.game import Decision, GameSteps, Phase, answer
+from dixit_lab.game import Decision, GameSteps, Phase, agent_answer
 from dixit_lab.seeding import game_seed
 from dixit_lab.vlm.chat_agent import AgentSetupError
 from dixit_lab.vlm.client import EndpointError
@@ -44,7 +44,7 @@ class _Stopped(Exception):
 
 
 def _answer(agent: Agent, decision: Decision) -> Any:
-    return answer(agent, decision, FATAL)
+    return agent_answer(agent, decision, FATAL)
 
 
 def play_game_steps(agents: list[Agent], game: GameSteps, decisions: ThreadPoolExecutor | None,
@@ -145,8 +145,8 @@ os.register_at_fork(after_in_child=_forget_pools)
 def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     """Play the games of ``chunk`` all at once; returns (game index, JSON line) pairs in
     chunk order and writes the decisions' usage rows next to the exchange store."""
+    from dixit_lab.atomic import atomic_write_text
     from dixit_lab.executors import part_name
-    from dixit_lab.files import atomic_write_text
 
     deck = load_deck(setup.deck)
     stop = threading.Event()

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dixit_lab.metrics import player_names
-from dixit_lab.records import GameRecord
+from dixit_lab.records import GameRecord, player_names
 
 __all__ = ["FAULT_KINDS", "USAGE_COLUMNS", "add_model_columns", "fault_kinds", "usage_table"]
 

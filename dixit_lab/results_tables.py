@@ -10,10 +10,10 @@ from typing import Any
 
 import yaml
 
-from dixit_lab.files import atomic_write, atomic_write_text
+from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.records import read_jsonl
 
-__all__ = ["write_outputs"]
+__all__ = ["write_tables"]
 
 
 def _seed(folder: Path) -> int:
@@ -24,7 +24,7 @@ def _seed(folder: Path) -> int:
         return 0
 
 
-def write_outputs(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -> None:
+def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -> None:
     """Compute and write every table and the report from ``folder/games.jsonl``.
 
     ``run`` (a :class:`~dixit_lab.runner.RunResult`) adds timing to summary.json; without it
