@@ -113,9 +113,9 @@ class ExecutorConfig(_Strict):
     """Where games run: ``local`` (this process), ``process`` (a pool of worker processes;
     ``workers`` defaults to all cores) or ``ray`` (a Ray cluster at ``address``, e.g.
     ``HEAD:6379``; no address starts a local Ray instance with ``workers`` CPUs; needs
-    ``pip install "dixit-lab[ray]"``). Games go out in chunks of ``chunk_size`` (default: 25
-    games for the reference engine, 1,000 for the batched one); every executor gives the same
-    records."""
+    ``pip install -e ".[ray]"`` from the clone). Games go out in chunks of ``chunk_size``
+    (default: 25 games for the reference engine, 1,000 for the batched one); every executor
+    gives the same records."""
 
     kind: str = "process"
     workers: int | None = Field(default=None, ge=1)

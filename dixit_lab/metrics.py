@@ -78,34 +78,52 @@ def rounds_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
 
     ``record_index`` (position of the game in ``records``: the clustering key, unique even if
     ``meta["game"]`` is not), ``player`` (the name of the seat), ``storyteller_seat``,
-    ``n_finders`` (voters who found the storyteller's card this round), ``n_voters``,
-    ``decoy_votes`` (votes received on the seat's own cards as a listener; 0 for the
-    storyteller, whose received votes are finds) and ``faults`` (faults of this seat this round).
+    ``storyteller_card`` and ``voted_card`` (card ids such as ``dreams-042``, as in the deck's
+    ``cards.csv``; <NA> for the storyteller's own vote), ``n_finders`` (voters who found the
+    storyteller's card this round), ``n_voters`` and ``decoy_votes`` (votes received on the
+    seat's own cards as a listener; 0 for the storyteller, whose received votes are finds).
+    Every column and its type: docs/results.md.
     """
     records = list(records)
     frame = games_to_frame(records)
     extra: dict[str, list[Any]] = {key: [] for key in (
-        "record_index", "player", "storyteller_seat", "n_finders", "n_voters", "faults")}
+        "record_index", "player", "storyteller_seat", "storyteller_card", "voted_card",
+        "n_finders", "n_voters")}
     for index, record in enumerate(records):
         names = player_names(record)
+        ids = _card_namer(record.deck)
         for rnd in record.rounds:
             n_finders = len(rnd.finders)
-            faults = Counter(fault.seat for fault in rnd.faults)
             for seat in range(record.n_players):
+                vote = rnd.votes[seat]
                 extra["record_index"].append(index)
                 extra["player"].append(names[seat])
                 extra["storyteller_seat"].append(rnd.storyteller)
+                extra["storyteller_card"].append(ids(rnd.storyteller_card))
+                extra["voted_card"].append(None if vote is None else ids(rnd.display[vote]))
                 extra["n_finders"].append(n_finders)
                 extra["n_voters"].append(record.n_players - 1)
-                extra["faults"].append(faults[seat])
     if frame.empty:
         columns = [*frame.columns, *extra, "decoy_votes"]
         return pd.DataFrame(columns=columns)
     for key, values in extra.items():
         frame[key] = values
+    for key in ("storyteller_card", "voted_card"):
+        frame[key] = frame[key].astype("string")
     listener = frame["role"] == "listener"
     frame["decoy_votes"] = frame["votes_received"].where(listener, 0).astype(int)
     return frame
+
+
+def _card_namer(deck: str) -> Any:
+    """Deck index -> card id (``dreams-042``); ``#41`` when the deck cannot be loaded here."""
+    from dixit_lab.cards import DeckError, load_deck
+
+    try:
+        cards = load_deck(deck).cards
+    except (DeckError, OSError, ValueError):
+        return lambda index: f"#{index}"
+    return lambda index: cards[index].id if 0 <= index < len(cards) else f"#{index}"
 
 
 def seat_games_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
@@ -266,7 +284,7 @@ def agent_table(records: Iterable[GameRecord], confidence: float = 0.95) -> pd.D
         _with_ci(row, "storyteller_points_per_turn", mean_interval(
             told["points"].to_numpy(), told["record_index"].to_numpy(), confidence))
         row["listener_turns"] = n_listened = len(listened)
-        finds = int(listened["found"].astype(bool).sum()) if n_listened else 0
+        finds = int(listened["found"].fillna(False).astype(bool).sum()) if n_listened else 0
         _with_ci(row, "listener_accuracy", _rate(finds, n_listened, confidence))
         _with_ci(row, "decoy_votes_per_turn", mean_interval(
             listened["decoy_votes"].to_numpy(), listened["record_index"].to_numpy(),

@@ -1,6 +1,6 @@
 """The Ray executor: play chunks of games on a Ray cluster (or a local Ray instance).
 
-Install it with ``pip install "dixit-lab[ray]"``. Every node of a cluster needs the same
+Install it with ``pip install -e ".[ray]"`` from the clone. Every node of a cluster needs the same
 ``dixit_lab`` version and data as the machine that submits the run: a worker plays a chunk with
 :func:`dixit_lab.tournament.play_chunk`, exactly as the process pool does, so the records are
 byte-identical to those of the other executors.
@@ -29,7 +29,7 @@ from dixit_lab.tournament import GameSpec, TableSetup, play_chunk
 __all__ = ["INSTALL_HINT", "RayExecutor", "RayNotInstalled", "import_ray", "ray_session",
            "run_chunks_ray"]
 
-INSTALL_HINT = 'pip install "dixit-lab[ray]"'
+INSTALL_HINT = 'pip install -e ".[ray]" (from the dixit_lab clone)'
 _IN_FLIGHT_PER_WORKER = 4
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,7 +244,13 @@ def read_jsonl(source: str | Path) -> Iterator[GameRecord]:
 
 
 def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
-    """One row per seat per round: the tidy table for pandas."""
+    """One row per seat per round: the tidy table for pandas (columns: docs/results.md).
+
+    ``vote`` is the display position voted for (0-based; nullable ``Int64``, <NA> for the
+    storyteller), ``found`` whether that vote found the storyteller's card (nullable
+    ``boolean``, <NA> for the storyteller), ``faults`` how many faults of this seat the
+    engine recorded this round (an illegal or failed decision replaced by a legal one).
+    """
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
@@ -252,7 +259,7 @@ def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
         for round_index, rnd in enumerate(record.rounds):
             target = rnd.display.index(rnd.storyteller_card)
             outcome = rnd.outcome
-            faulty = {fault.seat for fault in rnd.faults}
+            faults = Counter(fault.seat for fault in rnd.faults)
             for seat, agent in enumerate(record.agents):
                 vote = rnd.votes[seat]
                 own = [i for i, owner in enumerate(rnd.card_owner) if owner == seat]
@@ -271,6 +278,10 @@ def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
                     "votes_received": sum(1 for v in rnd.votes if v is not None and v in own),
                     "points": rnd.points[seat],
                     "score": rnd.scores[seat],
-                    "fault": seat in faulty,
+                    "faults": faults[seat],
                 })
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["vote"] = frame["vote"].astype("Int64")
+        frame["found"] = frame["found"].astype("boolean")
+    return frame

@@ -27,7 +27,7 @@ from dixit_lab.executors import chunked, get_executor, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, TuneConfig, parse_config, set_path
 from dixit_lab.records import GameRecord, player_names
 
-__all__ = ["METRICS", "Candidate", "tune"]
+__all__ = ["METRICS", "Candidate", "grid_values", "tune"]
 
 
 def _player_seats(record: GameRecord, player: str) -> list[int]:
@@ -84,6 +84,12 @@ class Candidate:
         return 1.96 * float(np.std(self.samples, ddof=1)) / math.sqrt(len(self.samples))
 
 
+def grid_values(low: float, high: float, points: int) -> list[float]:
+    """``points`` evenly spaced candidates from ``low`` to ``high``, rounded to 12 digits so
+    that 0.1 steps give 0.3 and not 0.30000000000000004."""
+    return [round(float(v), 12) for v in np.linspace(low, high, points)]
+
+
 def _point_config(data: dict[str, Any], parameter: str, value: float, games: int,
                   source: str) -> ExperimentConfig:
     point = copy.deepcopy(data)
@@ -109,7 +115,7 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
         raise ConfigError(f"{source}: tune: low ({settings.low}) must be below high "
                           f"({settings.high})")
     metric = METRICS[settings.metric]
-    values = [float(v) for v in np.linspace(settings.low, settings.high, settings.points)]
+    values = grid_values(settings.low, settings.high, settings.points)
     configs = {v: _point_config(data, settings.parameter, v, settings.max_games, source)
                for v in values}
     first = configs[values[0]]
@@ -166,11 +172,12 @@ def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | No
 def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], played: int) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["value", "games", "mean", "ci_low", "ci_high", "alive"])
+    # mean ± half_width_95 = [ci_low, ci_high]: the 95% normal interval of the mean over
+    # games, 1.96 × sd / √games (docs/results.md)
+    writer.writerow(["value", "games", "mean", "half_width_95", "ci_low", "ci_high", "alive"])
     for c in candidates:
-        writer.writerow([c.value, len(c.samples), round(c.mean, 6),
-                         round(c.mean - c.half_width, 6), round(c.mean + c.half_width, 6),
-                         c.alive])
+        writer.writerow([f"{c.value:g}", len(c.samples), _fixed(c.mean), _fixed(c.half_width),
+                         _fixed(c.mean - c.half_width), _fixed(c.mean + c.half_width), c.alive])
     atomic_write_text(folder / "tune.csv", buffer.getvalue())
     alive = [c for c in candidates if c.alive]
     best = max(alive, key=lambda c: c.mean)
@@ -181,6 +188,11 @@ def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], play
                "still_in_race": [c.value for c in alive]}
     atomic_write_text(folder / "tune.json", json.dumps(summary, indent=2) + "\n")
     _plot(folder, settings, candidates)
+
+
+def _fixed(number: float) -> str:
+    """Four decimals (the metrics' intervals are wider than 0.001); nan/inf as written."""
+    return f"{number:.4f}" if math.isfinite(number) else str(number)
 
 
 def _plot(folder: Path, settings: TuneConfig, candidates: list[Candidate]) -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.optional import import_or_skip
+
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
@@ -42,9 +44,9 @@ def test_notebook_is_committed_without_outputs(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs(path, tmp_path, monkeypatch):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
+    nbformat = import_or_skip("nbformat")
+    nbclient = import_or_skip("nbclient")
+    import_or_skip("ipykernel")
     for package in REQUIRES.get(path.stem, ()):
         pytest.importorskip(package, reason=f"{path.name} needs {package} (pip install -e "
                             f"'.[env]')")

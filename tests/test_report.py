@@ -237,3 +237,19 @@ def test_show_game_uses_deck_ids_and_short_captions():
     captions = re.findall(r"“([^”]*)”", text)
     assert captions and all(len(c) <= 50 for c in captions)
     assert "seat 0, random" in text  # without meta["players"], names are the agent specs
+
+
+def test_interval_plot_takes_an_interval_that_misses_its_estimate():
+    """A bootstrap interval can lie beside the estimate, and an interval that ends at the
+    mean can differ from it in the last bit: neither may stop the report."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from dixit_lab.report import _interval_plot
+
+    fig = _interval_plot(plt, ["a", "b"], np.array([1.0, 0.5]), np.array([1.2, 0.5 + 1e-16]),
+                         np.array([1.5, 0.7]), title="t", xlabel="x", note=lambda i: "")
+    plt.close(fig)

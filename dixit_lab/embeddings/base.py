@@ -250,10 +250,12 @@ def require(module: str, extra: str) -> Any:
     """Import ``module`` or raise :class:`ModelUnavailableError` with the install hint."""
     try:
         return importlib.import_module(module)
-    except ImportError as error:
+    except Exception as error:  # missing, or a broken install (torchvision for another torch)
         raise ModelUnavailableError(
-            f"this embedder needs the Python package {module!r} ({error}); install it with "
-            f"`pip install 'dixit-lab[{extra}]'`") from error
+            f"this embedder needs the Python package {module!r}, which does not import here "
+            f"({type(error).__name__}: {error}); from the clone: pip install -e \".[{extra}]\" "
+            "(on a CPU-only machine first: pip install torch torchvision --index-url "
+            "https://download.pytorch.org/whl/cpu)") from error
 
 
 def check_output(matrix: Any, n: int, dim: int, what: str) -> np.ndarray:
