@@ -2,11 +2,16 @@
 
 Statistical choices (see :func:`agent_table` for the columns):
 
-- **Rates** (storyteller outcomes, listener accuracy) get **Wilson score intervals**: they stay
-  inside [0, 1] and keep close to their nominal coverage at small counts and at rates near 0
-  or 1, where the normal (Wald) interval fails. They treat turns as independent trials.
-- **Means** (points per game, storyteller points per turn, decoy votes per listener turn, win
-  share) get a **cluster-robust t interval, clustered by game**: turns of one game (and seats
+- **Rates** (storyteller outcomes, listener accuracy) get **Wilson score intervals at the
+  effective sample size of their clusters** (:func:`dixit_lab.intervals.clustered_rate_interval`):
+  they stay inside [0, 1], keep close to their nominal coverage at small counts and at rates
+  near 0 or 1, where the normal (Wald) interval fails, and widen by the design effect of
+  correlated trials: a name's votes in one round share the clue and the display (clustered
+  by round), a storyteller's turns in one game share the hands (clustered by game). The
+  **win share** (per game, in [0, 1]) gets the same construction over games, so it never
+  leaves [0, 1] (:func:`dixit_lab.intervals.bounded_mean_interval`).
+- **Means** (points per game, storyteller points per turn, decoy votes per listener turn) get
+  a **cluster-robust t interval, clustered by game**: turns of one game (and seats
   that one player fills in one game) are not independent, so the standard error is computed
   from per-game sums of residuals (the "sandwich" estimator with the G/(G-1) small-sample
   factor) and the quantile from a t distribution with G-1 degrees of freedom, G being the number
@@ -22,12 +27,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from dixit_lab.intervals import bounded_mean_interval, wilson_from_effective
 from dixit_lab.records import GameRecord, games_to_frame, player_names
 
 if TYPE_CHECKING:
@@ -155,45 +160,27 @@ def seat_games_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
 # -- intervals -----------------------------------------------------------------------------
 
 
-def _z(confidence: float) -> float:
+def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion; ``(nan, nan)`` with no trials
+    (:func:`dixit_lab.intervals.wilson_from_effective` at ``trials`` independent trials)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
-
-
-def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval for a binomial proportion; ``(nan, nan)`` with no trials."""
     if trials <= 0:
         return (math.nan, math.nan)
     if not 0 <= successes <= trials:
         raise ValueError(f"successes must be in 0..{trials}, got {successes}")
-    z = _z(confidence)
-    rate = successes / trials
-    denominator = 1.0 + z * z / trials
-    centre = (rate + z * z / (2.0 * trials)) / denominator
-    half = z / denominator * math.sqrt(rate * (1.0 - rate) / trials
-                                       + z * z / (4.0 * trials * trials))
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return wilson_from_effective(successes / trials, trials, confidence)
 
 
 def t_quantile(probability: float, df: float) -> float:
-    """Quantile of Student's t distribution (exact for df 1 and 2, else the Cornish-Fisher
-    expansion of Abramowitz & Stegun 26.7.5: within 0.2 % of the exact two-sided 95 % quantile at
-    df = 3, within 0.01 % from df = 5). Pure Python, so results do not depend on SciPy."""
+    """Quantile of Student's t distribution (``scipy.stats.t.ppf``)."""
+    from scipy.stats import t
+
     if not 0.0 < probability < 1.0:
         raise ValueError(f"probability must be in (0, 1), got {probability}")
     if df <= 0:
         raise ValueError(f"df must be positive, got {df}")
-    if df == 1:
-        return math.tan(math.pi * (probability - 0.5))
-    if df == 2:
-        return (2 * probability - 1) / math.sqrt(2 * probability * (1 - probability))
-    z = NormalDist().inv_cdf(probability)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+    return float(t.ppf(probability, df))
 
 
 def mean_interval(
@@ -227,9 +214,11 @@ def mean_interval(
 # -- the agent table -----------------------------------------------------------------------
 
 
-def _rate(successes: int, trials: int, confidence: float) -> tuple[float, float, float]:
-    rate = successes / trials if trials else math.nan
-    return (rate, *wilson_interval(successes, trials, confidence))
+def _rate(outcomes: np.ndarray, clusters: np.ndarray,
+          confidence: float) -> tuple[float, float, float]:
+    from dixit_lab.intervals import clustered_rate_interval
+
+    return clustered_rate_interval(outcomes, clusters, confidence)
 
 
 def _with_ci(row: dict[str, Any], name: str, triple: tuple[float, float, float]) -> None:
@@ -245,15 +234,15 @@ def agent_table(records: Iterable[GameRecord], confidence: float = 0.95) -> pd.D
       all its seats in that game, and ``win_share`` is the mean of that sum over the name's
       games (so the names of one game add up to 1; a name filling four seats of five has a
       high share). ``win_share_per_seat`` divides the same total by ``seats`` instead: the
-      number to compare with 1/n players. Interval: t over games.
+      number to compare with 1/n players. Interval: Wilson at the effective size over games.
     - ``points_per_game``: mean final score over seat-games (each seat one sample), interval
       clustered by game.
     - ``storyteller_turns`` and the ``all_found`` / ``some_found`` / ``none_found`` rates of
-      those turns, Wilson intervals; ``storyteller_points_per_turn``: mean points of those
-      turns, interval clustered by game.
+      those turns, Wilson intervals clustered by game; ``storyteller_points_per_turn``: mean
+      points of those turns, interval clustered by game.
     - ``listener_turns``; ``listener_accuracy``: share of its votes on the storyteller's card
-      (Wilson); ``decoy_votes_per_turn``: votes drawn by its own cards per listener turn
-      (clustered by game); ``faults``: illegal actions the engine replaced.
+      (Wilson clustered by round); ``decoy_votes_per_turn``: votes drawn by its own cards per
+      listener turn (clustered by game); ``faults``: illegal actions the engine replaced.
     """
     records = list(records)
     seats = seat_games_frame(records)
@@ -272,20 +261,23 @@ def agent_table(records: Iterable[GameRecord], confidence: float = 0.95) -> pd.D
             "seats": len(mine),
             "games": int(mine["record_index"].nunique()),
         }
-        _with_ci(row, "win_share", mean_interval(per_game_share.to_numpy(),
-                                                 confidence=confidence))
+        _with_ci(row, "win_share", bounded_mean_interval(
+            np.clip(per_game_share.to_numpy(), 0.0, 1.0), confidence=confidence))
         row["win_share_per_seat"] = float(mine["win_share"].sum()) / len(mine)
         _with_ci(row, "points_per_game", mean_interval(
             mine["final_score"].to_numpy(), mine["record_index"].to_numpy(), confidence))
-        row["storyteller_turns"] = n_told = len(told)
-        counts = Counter(told["outcome"])
+        row["storyteller_turns"] = len(told)
+        games_told = told["record_index"].to_numpy()
         for outcome in OUTCOMES:
-            _with_ci(row, f"{outcome}_rate", _rate(counts[outcome], n_told, confidence))
+            _with_ci(row, f"{outcome}_rate", _rate(
+                (told["outcome"] == outcome).to_numpy(float), games_told, confidence))
         _with_ci(row, "storyteller_points_per_turn", mean_interval(
             told["points"].to_numpy(), told["record_index"].to_numpy(), confidence))
-        row["listener_turns"] = n_listened = len(listened)
-        finds = int(listened["found"].fillna(False).astype(bool).sum()) if n_listened else 0
-        _with_ci(row, "listener_accuracy", _rate(finds, n_listened, confidence))
+        row["listener_turns"] = len(listened)
+        round_ids = (listened["record_index"].to_numpy(np.int64) * 10_000
+                     + listened["round"].to_numpy(np.int64))
+        _with_ci(row, "listener_accuracy", _rate(
+            listened["found"].fillna(False).astype(bool).to_numpy(float), round_ids, confidence))
         _with_ci(row, "decoy_votes_per_turn", mean_interval(
             listened["decoy_votes"].to_numpy(), listened["record_index"].to_numpy(),
             confidence))

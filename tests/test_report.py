@@ -248,8 +248,8 @@ def test_interval_plot_takes_an_interval_that_misses_its_estimate():
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from dixit_lab.report import _interval_plot
+    from dixit_lab.plots import interval_plot
 
-    fig = _interval_plot(plt, ["a", "b"], np.array([1.0, 0.5]), np.array([1.2, 0.5 + 1e-16]),
+    fig = interval_plot(plt, ["a", "b"], np.array([1.0, 0.5]), np.array([1.2, 0.5 + 1e-16]),
                          np.array([1.5, 0.7]), title="t", xlabel="x", note=lambda i: "")
     plt.close(fig)
