@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from dixit_lab.intervals import bounded_mean_interval, wilson_from_effective
+from dixit_lab.metric_catalogue import agent_columns
 from dixit_lab.records import GameRecord, games_to_frame, player_names
 
 if TYPE_CHECKING:
@@ -54,20 +55,17 @@ __all__ = [
 #: Storyteller outcomes in the order used by tables and plots.
 OUTCOMES: tuple[str, ...] = ("all_found", "some_found", "none_found")
 
-#: The columns of :func:`agent_table`, in order.
+#: The columns of :func:`agent_table`, in order: counts, and the catalogue's metrics with
+#: their intervals (:mod:`dixit_lab.metric_catalogue`).
 AGENT_COLUMNS: tuple[str, ...] = (
     "player", "agent", "seats", "games",
-    "win_share", "win_share_ci_low", "win_share_ci_high", "win_share_per_seat",
-    "points_per_game", "points_per_game_ci_low", "points_per_game_ci_high",
+    *agent_columns(("win_share",)), "win_share_per_seat",
+    *agent_columns(("points_per_game",)),
     "storyteller_turns",
-    "all_found_rate", "all_found_rate_ci_low", "all_found_rate_ci_high",
-    "some_found_rate", "some_found_rate_ci_low", "some_found_rate_ci_high",
-    "none_found_rate", "none_found_rate_ci_low", "none_found_rate_ci_high",
-    "storyteller_points_per_turn", "storyteller_points_per_turn_ci_low",
-    "storyteller_points_per_turn_ci_high",
+    *agent_columns(tuple(f"{outcome}_rate" for outcome in OUTCOMES)),
+    *agent_columns(("storyteller_points_per_turn",)),
     "listener_turns",
-    "listener_accuracy", "listener_accuracy_ci_low", "listener_accuracy_ci_high",
-    "decoy_votes_per_turn", "decoy_votes_per_turn_ci_low", "decoy_votes_per_turn_ci_high",
+    *agent_columns(("listener_accuracy", "decoy_votes_per_turn")),
     "faults",
 )
 
