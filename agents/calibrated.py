@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.model_storyteller import ModelStoryteller
 from dixit_lab.agent import GameContext, register_agent
 from dixit_lab.calibration import FeatureTable, FittedListener, pair_features
 from dixit_lab.listener_model import expected_storyteller_points
+from dixit_lab_agents.model_storyteller import ModelStoryteller
 
 DEFAULT_MODEL = "softmax-conse"
 

@@ -43,7 +43,7 @@ def main() -> None:
         agent.close()
     per_decision = (isolated - base) / decisions * 1e6
     print(f"{args.games} games, {decisions} decisions, 5 seats "
-          f"({', '.join(specs)}), one core")
+          f"({', '.join(specs)}); the children run beside the engine")
     print(f"  in-process:          {base:7.2f} s  ({args.games / base:7.1f} games/s)")
     print(f"  isolation: process:  {isolated:7.2f} s  ({args.games / isolated:7.1f} games/s)")
     print(f"  cost per decision:   {per_decision:7.1f} us (a round trip through a pipe, "

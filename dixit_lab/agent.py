@@ -13,18 +13,19 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
 from dixit_lab.cards import Deck
 from dixit_lab.imports import ImportStringError, is_import_string, load_class
+from dixit_lab.registry import Registry, UnknownName
 from dixit_lab.rules import RuleSet
 from dixit_lab.seeding import CounterStream, seat_generator
 from dixit_lab.spec import parse_spec
 
 __all__ = [
+    "AGENTS",
     "Agent",
     "AgentFailure",
     "AgentSpecError",
@@ -209,48 +210,24 @@ class AgentSpecError(ValueError):
 
 
 A = TypeVar("A", bound=type[Agent])
-_REGISTRY: dict[str, type[Agent]] = {}
-_LOADED = False
+#: Agents by name: the built-ins and plugins are entry points of the ``dixit_lab.agents`` group
+#: (see ``pyproject.toml``), imported on first use.
+AGENTS: Registry[Agent] = Registry("dixit_lab.agents", "agent", Agent)
 
 
 def register_agent(name: str) -> Callable[[A], A]:
-    """Class decorator: register an agent class under ``name``."""
+    """Class decorator: register an agent class under ``name`` (and make it its ``name``)."""
 
     def decorate(cls: A) -> A:
-        if not (isinstance(cls, type) and issubclass(cls, Agent)):
-            raise TypeError(f"register_agent({name!r}) needs a subclass of Agent")
-        existing = _REGISTRY.get(name)
-        if existing is not None and existing.__qualname__ != cls.__qualname__:
-            raise ValueError(f"agent name {name!r} is already registered by "
-                             f"{existing.__module__}.{existing.__qualname__}")
+        AGENTS.register(name)(cls)
         cls.name = name
-        _REGISTRY[name] = cls
         return cls
 
     return decorate
 
 
-def _load_plugins() -> None:
-    """Import the built-in agents and the ``dixit_lab.agents`` entry points once."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    import agents  # noqa: F401  (registers the built-in agents)
-
-    for entry in entry_points(group="dixit_lab.agents"):
-        try:
-            entry.load()
-        except Exception as error:  # a broken plugin must not hide the built-ins
-            import warnings
-
-            warnings.warn(f"could not load agent plugin {entry.name!r} ({entry.value}): "
-                          f"{error}", stacklevel=2)
-
-
 def available_agents() -> list[str]:
-    _load_plugins()
-    return sorted(_REGISTRY)
+    return AGENTS.names()
 
 
 def get_agent_class(name: str) -> type[Agent]:
@@ -265,14 +242,14 @@ def get_agent_class(name: str) -> type[Agent]:
             raise AgentSpecError(f"{name!r}: {cls.__qualname__} is not a subclass of "
                                  f"dixit_lab.Agent")
         return cls
-    _load_plugins()
     try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise AgentSpecError(f"unknown agent {name!r}; available agents: "
-                             f"{', '.join(sorted(_REGISTRY))}; or an import string "
-                             f"'package.module:ClassName' / 'path/to/file.py:ClassName'"
-                             ) from None
+        cls = AGENTS.get(name)
+    except UnknownName as error:
+        raise AgentSpecError(f"{error}; or an import string 'package.module:ClassName' / "
+                             f"'path/to/file.py:ClassName'") from None
+    if cls.name == "agent":  # an entry point to an undecorated class: it is known by its name
+        cls.name = name
+    return cls
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import numpy as np
 
 from dixit_lab.cards import data_root
 from dixit_lab.listener_model import deck_rank_fraction, listener_model
-from dixit_lab.records import GameRecord, read_jsonl
+from dixit_lab.records import GameRecord, player_names, read_jsonl
 
 __all__ = [
     "FEATURES",
@@ -227,7 +227,7 @@ def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
             vector = [float(values[name][row]) for name in FEATURES]
             target = rnd.display.index(rnd.storyteller_card)
             p = float(table.model.find[rnd.storyteller_card, clue])
-            names = record.meta.get("players") or record.agents
+            names = player_names(record)
             for seat, vote in enumerate(rnd.votes):
                 if vote is None:
                     continue

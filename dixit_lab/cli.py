@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dixit_lab.agent import AgentSpecError, agent_parameters, available_agents, get_agent_class
+from dixit_lab.executors import executor_names
 from dixit_lab.sweep_folder import sweep_points
 
 __all__ = ["main"]
@@ -167,8 +168,10 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     result = run_experiment(config, args.out, executor=args.executor, workers=args.workers,
                             chunk_size=args.chunk_size, show_progress=not args.quiet,
-                            address=args.address)
-    rate = f"{result.games_per_second:.0f} games/s" if result.played else "nothing to play"
+                            address=args.address, exchanges=args.exchanges)
+    speed = result.games_per_second
+    rate = (f"{speed:.0f} games/s" if speed >= 10 else f"{speed:.2f} games/s") \
+        if result.played else "nothing to play"  # model games take seconds each
     workers = f"{result.workers} worker(s)" if result.workers else "the cluster's CPUs"
     print(f"{config.name}: {result.games} games ({result.played} played this run, {rate} in "
           f"{result.wall_seconds:.1f} s of play, {workers}; the whole command "
@@ -215,17 +218,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from dixit_lab.outputs import write_outputs
-    from dixit_lab.report import write_sweep_report
+    from dixit_lab.results_tables import write_tables
+    from dixit_lab.sweep_report import write_sweep_report
 
     folder = Path(args.folder)
     points = sweep_points(folder)
     if points is not None:
         for point in points:
-            write_outputs(point.folder)
+            write_tables(point.folder)
         path = write_sweep_report(folder)
     else:
-        write_outputs(folder)
+        write_tables(folder)
         path = folder / "report.md"
     print(f"wrote {path}")
     return 0
@@ -234,7 +237,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from dixit_lab.cards import DeckError, load_deck
     from dixit_lab.records import read_jsonl
-    from dixit_lab.report import show_game
+    from dixit_lab.show import show_game
 
     path = Path(args.folder)
     points = sweep_points(path)
@@ -288,6 +291,15 @@ def cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_bench(args: argparse.Namespace) -> int:
+    from dixit_lab.bench_export import TIERS, export_bench
+
+    counts = export_bench(args.results, args.out, per_tier=args.per_tier, seed=args.seed)
+    print(f"wrote {sum(counts.values())} items to {args.out} ("
+          + ", ".join(f"{tier} {counts[tier]}" for tier in TIERS) + ")")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dixit-lab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -327,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("config", help="experiment YAML (see experiments/)")
     run.add_argument("--out", help="results folder (default: the config's out, or "
                                    "results/<name>)")
-    run.add_argument("--executor", choices=["local", "process", "ray"],
+    run.add_argument("--executor", choices=executor_names(),
                      help="override the config's executor (ray: from the clone, "
                           "pip install -e \".[ray]\")")
     run.add_argument("--workers", type=int, help="worker processes (default: all cores)")
@@ -335,12 +347,18 @@ def build_parser() -> argparse.ArgumentParser:
                                        "HEAD:6379 (default: the config's, else a local Ray)")
     run.add_argument("--chunk-size", type=int, help="games per chunk sent to a worker")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    models = run.add_mutually_exclusive_group()  # model agents' exchanges (docs/vlm.md)
+    models.add_argument("--record-only", dest="exchanges", action="store_const", const="record",
+                        help="model agents call their endpoint for every decision, reusing "
+                             "nothing recorded")
+    models.add_argument("--replay-only", dest="exchanges", action="store_const", const="replay",
+                        help="model agents only reuse recorded replies (no server needed)")
     run.set_defaults(func=cmd_run)
 
     rep = sub.add_parser("replay", help="re-play every game of a results folder (or of every "
                                         "point of a sweep folder) and compare")
     rep.add_argument("folder")
-    rep.add_argument("--executor", choices=["local", "process", "ray"], default="process")
+    rep.add_argument("--executor", choices=executor_names(), default="process")
     rep.add_argument("--workers", type=int)
     rep.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 "
                                        "(default: a local Ray)")
@@ -370,6 +388,18 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--clues", default="default")
     embed.add_argument("--out", help="folder (default: data/embeddings)")
     embed.set_defaults(func=cmd_embed)
+
+    bench = sub.add_parser("export-bench", help="a static listener set (clue, cards, answer, "
+                                                "difficulty tier) from logged games")
+    bench.add_argument("results", nargs="+", help="results folders or games.jsonl files")
+    bench.add_argument("--out", required=True, help="the items, as JSON Lines")
+    bench.add_argument("--per-tier", type=int, help="at most this many items of each tier")
+    bench.add_argument("--seed", type=int, default=0, help="draws the --per-tier sample")
+    bench.set_defaults(func=cmd_export_bench)
+
+    from dixit_lab.web.commands import add_commands as add_web_commands  # play, view
+
+    add_web_commands(sub)
 
     ag = sub.add_parser("agents", help="list the registered agents and their parameters")
     ag.set_defaults(func=cmd_agents)

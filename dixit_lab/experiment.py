@@ -117,10 +117,21 @@ class ExecutorConfig(_Strict):
     (default: 25 games for the reference engine, 1,000 for the batched one); every executor
     gives the same records."""
 
-    kind: Literal["local", "process", "ray"] = "process"
+    kind: str = "process"
     workers: int | None = Field(default=None, ge=1)
     chunk_size: int | None = Field(default=None, ge=1)
     address: str | None = None
+
+
+    @field_validator("kind")
+    @classmethod
+    def _known_executor(cls, value: str) -> str:
+        from dixit_lab.executors import executor_names
+
+        if value not in executor_names():
+            raise ValueError(f"unknown executor {value!r}; allowed: "
+                             f"{', '.join(executor_names())}")
+        return value
 
 
 class TuneConfig(_Strict):

@@ -3,7 +3,8 @@
 This is how an outside agent enters a config without being packaged: a module importable on
 ``sys.path``, or a Python file (a relative path is read from the current folder). A file is
 imported once, under a module name derived from its absolute path, so that worker processes
-forked from this one find the same class.
+forked from this one find the same class. :func:`load_attribute` returns any object so named
+(the ``policy`` agent's policies).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-__all__ = ["ImportStringError", "is_import_string", "load_class"]
+__all__ = ["ImportStringError", "is_import_string", "load_attribute", "load_class"]
 
 
 class ImportStringError(ValueError):
@@ -26,17 +27,25 @@ def is_import_string(name: str) -> bool:
     return ":" in name
 
 
-def load_class(target: str) -> type:
-    """The class named by ``target`` (``module.sub:Class`` or ``path/file.py:Class``)."""
+def load_attribute(target: str, what: str = "name") -> object:
+    """The object named by ``target`` (``module.sub:name`` or ``path/file.py:name``); ``what``
+    names the attribute in the error message."""
     where, _, attribute = target.rpartition(":")
     if not where or not attribute.isidentifier():
-        raise ImportStringError(f"{target!r} is not 'package.module:ClassName' or "
-                                f"'path/to/file.py:ClassName'")
+        raise ImportStringError(f"{target!r} is not 'package.module:{what}' or "
+                                f"'path/to/file.py:{what}'")
     module = _load_file(where, target) if _is_path(where) else _load_module(where, target)
     value = getattr(module, attribute, None)
     if value is None:
         raise ImportStringError(f"{target!r}: {where} has no attribute {attribute!r}")
+    return value
+
+
+def load_class(target: str) -> type:
+    """The class named by ``target`` (``module.sub:Class`` or ``path/file.py:Class``)."""
+    value = load_attribute(target, "ClassName")
     if not isinstance(value, type):
+        attribute = target.rpartition(":")[2]
         raise ImportStringError(f"{target!r}: {attribute} is a {type(value).__name__}, "
                                 f"not a class")
     return value

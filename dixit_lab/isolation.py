@@ -59,9 +59,8 @@ class _Child:
         assert self.process.stdin is not None and self.process.stdout is not None
         data = pickle.dumps((command, payload), protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            self.process.stdin.write(_HEADER.pack(len(data)) + data)
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
+            _write_all(self.process.stdin.fileno(), _HEADER.pack(len(data)) + data)
+        except OSError:
             raise self._died() from None
         deadline = None if timeout is None else time.monotonic() + timeout
         header = self._read(_HEADER.size, deadline, timeout)
@@ -81,9 +80,8 @@ class _Child:
         chunks, remaining = [], size
         fd = stream.fileno()
         while remaining:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([fd], [], [], wait)
-            if not ready:
+            if deadline is not None and not select.select(
+                    [fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
                 self.stop()
                 raise _ChildGone("timeout", f"no answer within {timeout:g} s "
                                             f"(decision_timeout); the agent's process was "
@@ -114,6 +112,12 @@ class _Child:
             with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.close()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 @atexit.register

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from dixit_lab.records import GameRecord, games_to_frame
+from dixit_lab.records import GameRecord, games_to_frame, player_names
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -68,17 +68,6 @@ AGENT_COLUMNS: tuple[str, ...] = (
 
 
 # -- names ---------------------------------------------------------------------------------
-
-
-def player_names(record: GameRecord) -> tuple[str, ...]:
-    """The player name of each seat: ``record.meta["players"]`` if present, else the specs."""
-    names = record.meta.get("players")
-    if names is None:
-        return tuple(record.agents)
-    if len(names) != record.n_players:
-        raise ValueError(f"game {record.meta.get('game', '?')}: meta['players'] names "
-                         f"{len(names)} players for {record.n_players} seats")
-    return tuple(str(name) for name in names)
 
 
 # -- tidy frames ---------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from dixit_lab.game import play_game
 from dixit_lab.rules import RuleSet
 from dixit_lab.seeding import game_seed
 
-__all__ = ["GameFailed", "GameSpec", "TableSetup", "play_chunk", "schedule_games"]
+__all__ = ["GameFailed", "GameSpec", "TableSetup", "make_seat_agent", "play_chunk",
+           "schedule_games"]
 
 
 class GameFailed(RuntimeError):
@@ -117,7 +118,7 @@ class _AgentPool:
 
     def __init__(self) -> None:
         self.key: tuple[Any, ...] | None = None
-        self.instances: dict[tuple[str, int], Agent] = {}
+        self.instances: dict[tuple[str, int, bool, float | None], Agent] = {}
 
     def table(self, setup: TableSetup, seats: tuple[int, ...]) -> list[Agent]:
         if setup.key != self.key:
@@ -132,12 +133,13 @@ class _AgentPool:
             key = (spec, occurrence, isolated, timeout)
             agent = self.instances.get(key)
             if agent is None:
-                agent = self.instances[key] = _make(spec, isolated, timeout)
+                agent = self.instances[key] = make_seat_agent(spec, isolated, timeout)
             agents.append(agent)
         return agents
 
 
-def _make(spec: str, isolated: bool, timeout: float | None) -> Agent:
+def make_seat_agent(spec: str, isolated: bool = False, timeout: float | None = None) -> Agent:
+    """The agent of a seat: built here, or in its own process (``isolation: process``)."""
     if not isolated:
         return make_agent(spec)
     from dixit_lab.isolation import IsolatedAgent
@@ -176,6 +178,10 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
     engine when the setup allows it (the records are the same either way)."""
     if setup.engine != "reference" and chunk and setup.batched():
         return _play_batched(setup, chunk)
+    from dixit_lab.vlm.driver import has_remote_agents, play_remote_chunk  # model agents:
+
+    if chunk and has_remote_agents(setup.specs):  # every game of the chunk in flight at once
+        return play_remote_chunk(setup, chunk)
     deck = load_deck(setup.deck)
     out = []
     for spec in chunk:

@@ -10,7 +10,6 @@ budget of games is spent; games are spent only where intervals still overlap.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import csv
 import io
@@ -23,16 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.executors import chunked, run_chunks
+from dixit_lab.atomic import atomic_write, atomic_write_text
+from dixit_lab.executors import chunked, get_executor, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, TuneConfig, parse_config, set_path
-from dixit_lab.files import atomic_write, atomic_write_text
-from dixit_lab.records import GameRecord
+from dixit_lab.records import GameRecord, player_names
 
 __all__ = ["METRICS", "Candidate", "grid_values", "tune"]
 
 
 def _player_seats(record: GameRecord, player: str) -> list[int]:
-    names = record.meta.get("players") or record.agents
+    names = player_names(record)
     return [seat for seat, name in enumerate(names) if name == player]
 
 
@@ -126,12 +125,8 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
     folder = Path(out) if out is not None else first.results_dir()
     folder.mkdir(parents=True, exist_ok=True)
     candidates = [Candidate(v) for v in values]
-    session: Any = contextlib.nullcontext()
-    if first.executor.kind == "ray":  # one Ray session for the whole search, not per batch
-        from dixit_lab.ray_executor import ray_session
-
-        session = ray_session(first.executor.address, workers)
-    with session:
+    # one session for the whole search (e.g. one Ray connection), not one per batch
+    with get_executor(first.executor.kind).session(first.executor.address, workers):
         _search(settings, metric, configs, first, candidates, folder, workers, log)
     return candidates
 
@@ -155,6 +150,7 @@ def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | No
             for chunk in run_chunks(setup, chunked(batch, size), first.executor.kind, workers,
                                     address=first.executor.address):
                 for _, line in chunk:
+                    assert line is not None  # no parts: the lines come back
                     sample = metric(GameRecord.from_json(line), settings.player)
                     if sample is not None:
                         candidate.samples.append(sample)

@@ -182,13 +182,12 @@ class GcSpy(_Spy):
         found: list[int] = []
         with warnings.catch_warnings():  # touching some library objects warns
             warnings.simplefilter("ignore")
-            objects = gc.get_objects()
-        for obj in objects:
-            if isinstance(obj, np.random.SeedSequence):
-                found += _ints(obj)
-            elif (type(obj) is tuple and len(obj) == 2 and all(type(x) is int for x in obj)
-                  and all(x > 2**40 for x in obj)):
-                found += list(obj)
+            for obj in gc.get_objects():
+                if isinstance(obj, np.random.SeedSequence):
+                    found += _ints(obj)
+                elif (type(obj) is tuple and len(obj) == 2
+                      and all(type(x) is int and x > 2**40 for x in obj)):
+                    found += list(obj)
         return list(dict.fromkeys(zip(found[::2], found[1::2], strict=False))) + _pairs(found)
 
 

@@ -392,8 +392,8 @@ def test_on_illegal_must_be_known():
 
 
 def test_random_agent_words_are_in_the_default_bank():
-    from agents.random_agent import WORDS
     from dixit_lab.clues import ClueBank
+    from dixit_lab_agents.random_agent import WORDS
 
     bank = ClueBank.load("default")
     assert [word for word in WORDS if word not in bank] == []

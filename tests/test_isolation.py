@@ -127,3 +127,18 @@ def test_outside_agents_by_import_string_in_the_process_pool_replay_identically(
     assert len(set(games.values())) == 1  # local, pool and isolated: the same bytes
     assert b"student_agent.py:FirstCard(clue=moon)" in games[False, "local"]
     assert main(["replay", str(folders[True, "process"])]) == 0
+
+
+def test_a_run_with_a_hanging_isolated_agent_completes(tmp_path):
+    from dixit_lab.experiment import parse_config
+    from dixit_lab.runner import run_experiment
+
+    data = {"name": "hang", "seed": 1, "rules": "classic", "deck": "dreams", "games": 2,
+            "players": [{"name": "stuck", "agent": f"{SPIES}:HangingAgent(hang_in=tell)",
+                         "isolation": "process", "decision_timeout": 0.3},
+                        "literal", "random", "random"],
+            "executor": {"kind": "local"}}
+    result = run_experiment(parse_config(data), tmp_path / "hang", show_progress=False)
+    lines = (tmp_path / "hang" / "games.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and result.games == 2
+    assert '"kind":"timeout"' in lines[0]

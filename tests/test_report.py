@@ -11,12 +11,14 @@ import pytest
 import yaml
 from PIL import Image
 
-from agents.random_agent import RandomAgent
 from dixit_lab import Deck, get_rules, make_agent, play_game, read_jsonl, write_jsonl
 from dixit_lab.agent import register_agent
 from dixit_lab.cards import Card
 from dixit_lab.metrics import agent_table
-from dixit_lab.report import _reading, show_game, write_report, write_sweep_report
+from dixit_lab.report import _reading, write_report
+from dixit_lab.show import show_game
+from dixit_lab.sweep_report import write_sweep_report
+from dixit_lab_agents.random_agent import RandomAgent
 
 NAMES = ["teller", "crowd", "crowd", "crowd", "other"]
 
@@ -246,8 +248,8 @@ def test_interval_plot_takes_an_interval_that_misses_its_estimate():
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from dixit_lab.report import _interval_plot
+    from dixit_lab.plots import interval_plot
 
-    fig = _interval_plot(plt, ["a", "b"], np.array([1.0, 0.5]), np.array([1.2, 0.5 + 1e-16]),
+    fig = interval_plot(plt, ["a", "b"], np.array([1.0, 0.5]), np.array([1.2, 0.5 + 1e-16]),
                          np.array([1.5, 0.7]), title="t", xlabel="x", note=lambda i: "")
     plt.close(fig)

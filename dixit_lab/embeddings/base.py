@@ -25,6 +25,7 @@ from typing import Any, Protocol, Union, runtime_checkable
 import numpy as np
 
 from dixit_lab.cards import Card
+from dixit_lab.registry import Registry, UnknownName
 from dixit_lab.spec import format_spec, parse_spec
 
 __all__ = [
@@ -127,14 +128,9 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
 
 # ----------------------------------------------------------------------------------- registry
 
-# Built-in backends are imported on first use so that importing this module stays light.
-_BUILTIN: dict[str, str] = {
-    "clip": "dixit_lab.embeddings.clip:ClipEmbedder",
-    "conse": "dixit_lab.embeddings.conse:ConseEmbedder",
-    "hf": "dixit_lab.embeddings.hf:HfEmbedder",
-    "text": "dixit_lab.embeddings.text:TextEmbedder",
-}
-_REGISTRY: dict[str, type] = {}
+# Built-in backends and plugins are entry points of the ``dixit_lab.embedders`` group
+# (``pyproject.toml``), imported on first use so that importing this module stays light.
+EMBEDDERS: Registry[Any] = Registry("dixit_lab.embedders", "embedder", object)
 
 
 def register_embedder(name: str) -> Callable[[type], type]:
@@ -147,26 +143,22 @@ def register_embedder(name: str) -> Callable[[type], type]:
     def decorate(cls: type) -> type:
         if not dataclasses.is_dataclass(cls):
             raise TypeError(f"embedder {name!r}: {cls.__name__} must be a dataclass")
-        _REGISTRY[name] = cls
+        EMBEDDERS.register(name)(cls)
         return cls
 
     return decorate
 
 
 def _lookup(name: str) -> type:
-    if name not in _REGISTRY and name in _BUILTIN:
-        module_name, _, class_name = _BUILTIN[name].partition(":")
-        module = importlib.import_module(module_name)
-        _REGISTRY.setdefault(name, getattr(module, class_name))
-    if name not in _REGISTRY:
-        raise EmbedderSpecError(f"unknown embedder {name!r}; available: "
-                                f"{', '.join(available_embedders())}")
-    return _REGISTRY[name]
+    try:
+        return EMBEDDERS.get(name)
+    except UnknownName as error:
+        raise EmbedderSpecError(str(error)) from None
 
 
 def available_embedders() -> list[str]:
     """Names of the registered embedder backends."""
-    return sorted(set(_BUILTIN) | set(_REGISTRY))
+    return EMBEDDERS.names()
 
 
 def embedder_parameters(name: str) -> dict[str, tuple[Any, Any]]:

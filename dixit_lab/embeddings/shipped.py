@@ -150,7 +150,7 @@ def _write(path: Path, **arrays: np.ndarray) -> None:
     from dixit_lab.embeddings.cache import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, lambda handle: np.savez(handle, **arrays))
+    atomic_write(path, lambda handle: np.savez(handle, **arrays))  # type: ignore[arg-type]
 
 
 def regenerate_shipped(deck: str, embedder: str | Embedder, clue_bank: str = "default",

@@ -1,4 +1,5 @@
-"""Atomic file writes: a file is either the old one or the whole new one, never half."""
+"""Atomic file writes: a file is either the old one or the whole new one, never half (the one
+home of this for results, caches and shipped files)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 __all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text"]
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
+def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call ``write(temporary_path)``, then rename the temporary file over ``path``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -22,11 +23,18 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
         write(temporary)
         with open(temporary, "rb+") as stream:
             os.fsync(stream.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())  # as open() would: mkstemp makes 0600
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     return target
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
