@@ -161,7 +161,7 @@ def plot_outcomes(agents: pd.DataFrame, path: Path) -> Path:
     high = table["some_found_rate_ci_high"].to_numpy(float)
     ok = np.isfinite(some) & np.isfinite(low) & np.isfinite(high)
     if ok.any():
-        whiskers = np.maximum([some[ok] - low[ok], high[ok] - some[ok]], 0.0)  # last-bit gaps
+        whiskers = np.clip([some[ok] - low[ok], high[ok] - some[ok]], 0, None)
         ax.errorbar(some[ok], y[ok] + 0.36, xerr=whiskers,
                     fmt="none", ecolor="black", elinewidth=1.2, capsize=3,
                     label="95% Wilson interval of 'some'")

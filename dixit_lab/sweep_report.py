@@ -119,8 +119,8 @@ def _plot_sweep_metric(joined: pd.DataFrame, paths: Sequence[str], metric: str,
                 if low_col in group and high_col in group:
                     low, high = group[low_col].to_numpy(float), group[high_col].to_numpy(float)
                     # clipped: an interval that ends at the mean can differ in the last bit
-                    err = np.maximum(np.vstack([np.nan_to_num(y - low),
-                                                np.nan_to_num(high - y)]), 0.0)
+                    err = np.clip(np.vstack([np.nan_to_num(y - low), np.nan_to_num(high - y)]),
+                                  0, None)
                 label = _series_label(keys[0], dict(zip(others, keys[1:], strict=True)))
                 hatch = HATCHES[combos.index(tuple(keys[1:])) % len(HATCHES)]
                 ax.bar(x, y, width=width * 0.95, color=colours[keys[0]], label=label,

@@ -48,7 +48,8 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     nbclient = import_or_skip("nbclient")
     import_or_skip("ipykernel")
     for package in REQUIRES.get(path.stem, ()):
-        import_or_skip(package)  # notebook 05: the env extra (pip install -e ".[env]")
+        pytest.importorskip(package, reason=f"{path.name} needs {package} (pip install -e "
+                            f"'.[env]')")
     # the kernel imports the project from this checkout even if it is not installed
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
