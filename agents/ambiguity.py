@@ -14,9 +14,10 @@ class AmbiguityAgent(ModelStoryteller):
     """Aims its clue at a chosen level of ambiguity.
 
     For every card of its hand and every clue of the bank it predicts ``p``, the probability
-    that one listener finds its card: the other players each submit the best match for the
-    clue from a random hand of cards it has not seen, and each listener votes by a softmax of
-    similarities with temperature ``temperature`` (see :mod:`dixit_lab.listener_model`). It
+    that one listener finds its card: the other players each submit a card for the clue
+    from a random hand of cards it has not seen (drawn by a softmax, or their best match with
+    ``decoys="best"``), and each listener votes by a softmax of similarities with temperature
+    ``temperature`` (see :mod:`dixit_lab.listener_model`). It
     tells the pair whose ``p`` is closest to ``target`` (0 = nobody should find it, 1 =
     everybody), preferring, among near ties, the clue most similar to its card. As a listener
     it plays like ``literal``.
@@ -26,8 +27,9 @@ class AmbiguityAgent(ModelStoryteller):
     """
 
     def __init__(self, target: float = 0.5, temperature: float = DEFAULT_TEMPERATURE,
-                 embedder: str = "conse", clues: str = "default") -> None:
-        super().__init__(temperature, embedder, clues)
+                 embedder: str = "conse", clues: str = "default", decoys: str = "softmax"
+                 ) -> None:
+        super().__init__(temperature, embedder, clues, decoys)
         if not 0.0 < target < 1.0:
             raise ValueError(f"target must be in (0, 1), got {target}")
         self.target = target

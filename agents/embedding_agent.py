@@ -22,11 +22,20 @@ _WARNED: set[tuple[str, int]] = set()  # (agent name, space) that warned of an u
 
 class EmbeddingAgent(Agent):
     """Base class: ``embedder`` (a spec, default the offline ``conse``) and ``clues`` (a clue
-    bank name or path) choose the space the agent perceives through."""
+    bank name or path) choose the space the agent perceives through; ``noise`` > 0 distorts
+    every similarity it perceives by an independent N(0, noise²) draw, fixed for one game
+    and redrawn the next (:class:`~dixit_lab.embeddings.perception.NoisyView`). A noisy agent
+    has no batched policy: the batched engine's tables are per space, not per game."""
 
-    def __init__(self, embedder: str = "conse", clues: str = "default") -> None:
+    def __init__(self, embedder: str = "conse", clues: str = "default",
+                 noise: float = 0.0) -> None:
+        if not noise >= 0:
+            raise ValueError(f"noise must be >= 0, got {noise}")
         self.embedder = embedder
         self.clues = clues
+        self.noise = float(noise)
+        if self.noise > 0:
+            self.batch_policy = None  # type: ignore[assignment]  # per-game perception
         self._space_override: EmbeddingSpace | None = None
         self.space: EmbeddingSpace
         self._rows: dict[str, list[float]] = {}
@@ -41,8 +50,30 @@ class EmbeddingAgent(Agent):
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
         key = (context.deck.name, len(context.deck))
+        if self.noise > 0:
+            self._perceive(context)
+            return
         if self._space_override is None and key == self._space_key:
             return  # same deck as the last game: keep the space and everything derived
+        space = self._base_space(context)
+        if getattr(self, "space", None) is not space:
+            self.space = space
+            self._rows = {}
+            self._clue_ids = {}
+            self.prepare(space)
+        self._space_key = key if self._space_override is None else None
+
+    def _perceive(self, context: GameContext) -> None:
+        """This game's noisy view of the space, and everything derived from it."""
+        from dixit_lab.embeddings.perception import NoisyView
+
+        space = NoisyView(self._base_space(context), self.noise, context.rng)
+        self.space = space  # type: ignore[assignment]
+        self._rows = {}
+        self._clue_ids = {}
+        self.prepare(space)  # type: ignore[arg-type]
+
+    def _base_space(self, context: GameContext) -> EmbeddingSpace:
         space = self._space_override
         if space is None:
             if not context.deck.has_images:
@@ -53,12 +84,7 @@ class EmbeddingAgent(Agent):
         if len(space.deck) != len(context.deck):
             raise ValueError(f"agent {self.name!r}: its space has {len(space.deck)} cards but "
                              f"the game's deck {context.deck.name!r} has {len(context.deck)}")
-        if getattr(self, "space", None) is not space:
-            self.space = space
-            self._rows = {}
-            self._clue_ids = {}
-            self.prepare(space)
-        self._space_key = key if self._space_override is None else None
+        return space
 
     def prepare(self, space: EmbeddingSpace) -> None:
         """Precompute whatever depends only on the space (called when the space changes)."""

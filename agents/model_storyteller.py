@@ -12,7 +12,10 @@ from dixit_lab_agents.batch_tools import orderable, searchsorted_rows
 from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
-__all__ = ["ModelStoryteller"]
+__all__ = ["DECOY_MODELS", "ModelStoryteller"]
+
+#: how a model storyteller assumes the other listeners choose their decoys
+DECOY_MODELS = ("softmax", "best")
 
 
 class ModelStoryteller(LiteralAgent):
@@ -21,17 +24,23 @@ class ModelStoryteller(LiteralAgent):
     most similar to its card. As a listener it plays like ``literal``.
 
     ``temperature`` is the softmax temperature it assumes its listeners vote with (see
-    :mod:`dixit_lab.listener_model`); give it the population's temperature.
+    :mod:`dixit_lab.listener_model`); give it the population's temperature. ``decoys`` is how
+    it assumes the other listeners choose the cards they submit: ``"softmax"`` (drawn by a
+    softmax of similarities with the same temperature, as the ``softmax`` population does)
+    or ``"best"`` (their best match, as ``literal`` does).
     """
 
     tolerance: float = 0.01
 
     def __init__(self, temperature: float = DEFAULT_TEMPERATURE, embedder: str = "conse",
-                 clues: str = "default") -> None:
+                 clues: str = "default", decoys: str = "softmax") -> None:
         super().__init__(embedder, clues)
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
+        if decoys not in DECOY_MODELS:
+            raise ValueError(f"decoys must be one of {', '.join(DECOY_MODELS)}, got {decoys!r}")
         self.temperature = temperature
+        self.decoys = decoys
         self.model: ListenerModel
         self._shape: tuple[Any, ...] | None = None
 
@@ -44,7 +53,8 @@ class ModelStoryteller(LiteralAgent):
         self._shape = shape
         self.voters = n - 1
         self.model = listener_model(self.space, self.temperature, rules.hand_size_for(n),
-                                    rules.cards_per_player(n), n - 2)
+                                    rules.cards_per_player(n), n - 2,
+                                    self.temperature if self.decoys == "softmax" else None)
         self.similarity_by_card = np.ascontiguousarray(self.space.similarity.T)
         self.table_scores = self.score_matrix()
 

@@ -44,8 +44,9 @@ class PragmaticAgent(ModelStoryteller):
     """
 
     def __init__(self, temperature: float = DEFAULT_TEMPERATURE, decoy_discount: float = 0.5,
-                 embedder: str = "conse", clues: str = "default") -> None:
-        super().__init__(temperature, embedder, clues)
+                 embedder: str = "conse", clues: str = "default", decoys: str = "softmax"
+                 ) -> None:
+        super().__init__(temperature, embedder, clues, decoys)
         if not 0.0 <= decoy_discount <= 1.0:
             raise ValueError(f"decoy_discount must be in [0, 1], got {decoy_discount}")
         self.decoy_discount = decoy_discount

@@ -28,12 +28,13 @@ class SoftmaxAgent(EmbeddingAgent):
     * vote: a displayed card that is not its own ∝ exp(similarity to the clue / T).
 
     Each draw inverts the softmax's cumulative distribution at one number of the seat's
-    counter-based stream (``context.uniforms``).
+    counter-based stream (``context.uniforms``). ``noise`` > 0: a per-game perception noise
+    (see :class:`~agents.embedding_agent.EmbeddingAgent`).
     """
 
     def __init__(self, temperature: float = DEFAULT_TEMPERATURE, embedder: str = "conse",
-                 clues: str = "default") -> None:
-        super().__init__(embedder, clues)
+                 clues: str = "default", noise: float = 0.0) -> None:
+        super().__init__(embedder, clues, noise)
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
         self.temperature = temperature

@@ -41,14 +41,15 @@ def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
             agent = agents.get(key)
             if agent is None:
                 agent = make_agent(spec)
-                if hasattr(agent, "predicted_find"):
+                if callable(getattr(agent, "predicted_find", None)):
                     agent.begin_game(GameContext(seat, record.n_players, rules,
                                                  load_deck(record.deck), record.agents))
                 agents[key] = agent
-            if hasattr(agent, "predicted_find") and rnd.storyteller_hand:
+            predict = getattr(agent, "predicted_find", None)
+            if callable(predict) and rnd.storyteller_hand:
                 with contextlib.suppress(KeyError):  # a fallback clue outside the bank
-                    predicted = agent.predicted_find(list(rnd.storyteller_hand),
-                                                     rnd.storyteller_card, rnd.clue)
+                    predicted = predict(list(rnd.storyteller_hand), rnd.storyteller_card,
+                                        rnd.clue)
             rows.append({"game": record.meta.get("game", game), "round": index,
                          "player": names[seat], "agent": spec, "voters": voters,
                          "finders": finders, "observed": finders / voters,
@@ -58,13 +59,14 @@ def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
 
 def find_rate_table(turns: pd.DataFrame) -> pd.DataFrame:
     """Per player: mean predicted and observed find rate over its storyteller turns, with a
-    95% interval for the observed rate clustered by game."""
-    from dixit_lab.metrics import mean_interval
+    95% interval for the observed rate clustered by game (Wilson at the effective sample
+    size: it stays in [0, 1])."""
+    from dixit_lab.intervals import bounded_mean_interval
 
     rows = []
     for player, group in turns.groupby("player", sort=False):
-        mean, low, high = mean_interval(group["observed"].to_numpy(float),
-                                        group["game"].to_numpy())
+        mean, low, high = bounded_mean_interval(group["observed"].to_numpy(float),
+                                                group["game"].to_numpy())
         predicted = group["predicted"].to_numpy(float)
         rows.append({"player": player,
                      "observed_find_rate": mean,

@@ -17,7 +17,6 @@ Features of a pair (card ``c`` of the hand ``H``, clue ``k``):
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -59,7 +58,8 @@ class FeatureTable:
         self.similarity_by_card = np.ascontiguousarray(np.asarray(space.similarity).T,
                                                        dtype=np.float64)
         self.rank = deck_rank_fraction(space.similarity)
-        self.model = listener_model(space, temperature, hand_size, decoys, other_listeners)
+        self.model = listener_model(space, temperature, hand_size, decoys, other_listeners,
+                                    temperature)  # softmax decoys, as the population
         self.model_logit = _logit(self.model.find)
         self.voters = other_listeners + 1
 
@@ -192,12 +192,14 @@ def _records(paths: Iterable[str | Path]) -> Iterable[GameRecord]:
 
 
 def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
-                  temperature: float, listeners: Sequence[str] | None = None
+                  temperature: float, listeners: Sequence[str] | None = None,
+                  groups: list[tuple[int, int]] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Features (rows, len(FEATURES)), outcomes (rows,), the analytic model's probability
     (rows,), and the number of rounds skipped (clue outside the bank, no hand recorded).
     With ``listeners``, only the votes of seats whose player name, agent spec or agent name
-    (``softmax`` for ``softmax(temperature=0.1)``) is one of them count."""
+    (``softmax`` for ``softmax(temperature=0.1)``) is one of them count. ``groups``, if
+    given, receives the (game position, round) of every row."""
     wanted = set(listeners) if listeners else None
     from dixit_lab.embeddings import get_space
 
@@ -206,7 +208,7 @@ def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
     outcomes: list[float] = []
     analytic: list[float] = []
     skipped = 0
-    for record in records:
+    for game, record in enumerate(records):
         n = record.n_players
         options = record.rule_options
         hand_size = options["hand_size_three_players"] if n == 3 else options["hand_size"]
@@ -216,7 +218,7 @@ def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
         if table is None:
             space = get_space(embedder, record.deck, clue_bank)
             table = tables[key] = FeatureTable(space, temperature, hand_size, decoys, n - 2)
-        for rnd in record.rounds:
+        for index, rnd in enumerate(record.rounds):
             if not rnd.storyteller_hand or rnd.clue not in table.space.clues:
                 skipped += 1
                 continue
@@ -237,64 +239,67 @@ def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
                 features.append(vector)
                 outcomes.append(float(vote == target))
                 analytic.append(p)
+                if groups is not None:
+                    groups.append((game, index))
     return (np.asarray(features, dtype=np.float64).reshape(-1, len(FEATURES)),
             np.asarray(outcomes), np.asarray(analytic), skipped)
 
 
-def _calibration_table(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[dict[str, float]]:
-    edges = np.quantile(p, np.linspace(0, 1, bins + 1))
-    table = []
-    for low, high in itertools.pairwise(edges):
-        mask = (p >= low) & (p <= high)
-        if mask.any():
-            table.append({"predicted": float(p[mask].mean()), "observed": float(y[mask].mean()),
-                          "count": int(mask.sum())})
-    return table
-
-
-def _scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    clipped = np.clip(p, _EPS, 1 - _EPS)
-    return {
-        "log_loss": float(-np.mean(y * np.log(clipped) + (1 - y) * np.log(1 - clipped))),
-        "brier": float(np.mean((p - y) ** 2)),
-        "mean_predicted": float(p.mean()),
-        "mean_observed": float(y.mean()),
-    }
-
-
 def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
                  clue_bank: str = "default", temperature: float = 0.05,
-                 regularization: float = 1.0, listeners: Sequence[str] | None = None
+                 regularization: float = 1.0, listeners: Sequence[str] | None = None,
+                 holdout: float = 0.2, sources: Sequence[str] | None = None
                  ) -> FittedListener:
     """Fit the listener model on the games found under ``paths`` (results folders or
     ``games.jsonl`` files), from the votes of every listener or of the agent specs given in
-    ``listeners`` only."""
+    ``listeners`` only. Every ``1 / holdout``-th game is held out: the model is fitted on the
+    others, and ``info`` reports its log loss, Brier score and reliability table on the
+    held-out games (next to the analytic model's) as well as in-sample. ``sources`` (default
+    ``paths``) is what ``info`` records as the data's origin, e.g. the config that made it."""
     from sklearn.linear_model import LogisticRegression
 
+    from dixit_lab.calibration_eval import holdout_mask, reliability_table, scores
     from dixit_lab.embeddings import make_embedder
 
+    groups: list[tuple[int, int]] = []
     x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature,
-                                            listeners)
+                                            listeners, groups)
     if len(y) < 50 or y.min() == y.max():
         raise ValueError(f"not enough usable rounds to fit a listener model: {len(y)} listener "
                          f"votes ({skipped} rounds skipped: clue outside the bank or no hand "
                          f"recorded); found rate {y.mean() if len(y) else float('nan'):.2f}")
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
+    keys = np.asarray(groups, dtype=np.int64).reshape(-1, 2)
+    held = holdout_mask(keys[:, 0], holdout)
+    train = ~held
+    if held.sum() < 20 or y[train].min() == y[train].max():
+        raise ValueError(f"too few games to hold {holdout:.0%} out: {int(held.sum())} held-out "
+                         f"votes; log more games")
+    mean = x[train].mean(axis=0)
+    scale = x[train].std(axis=0)
     scale[scale == 0] = 1.0
-    standard = (x - mean) / scale
     classifier = LogisticRegression(C=regularization, max_iter=1000)
-    classifier.fit(standard, y)
-    fitted_p = classifier.predict_proba(standard)[:, 1]
+    classifier.fit((x[train] - mean) / scale, y[train])
+    fitted_p = classifier.predict_proba((x - mean) / scale)[:, 1]
+    rounds = keys[:, 0] * 10_000 + keys[:, 1]
+    voters = x[:, FEATURES.index("voters")]
     info = {
         "votes": len(y),
         "rounds_skipped": int(skipped),
-        "sources": [str(p) for p in paths],
+        "sources": [str(p) for p in (sources or paths)],
         "listeners": list(listeners) if listeners else "all",
-        "fitted": _scores(fitted_p, y),
-        "analytic_model": _scores(analytic, y),
-        "calibration_fitted": _calibration_table(fitted_p, y),
-        "calibration_analytic": _calibration_table(analytic, y),
+        "holdout": {"share": holdout, "rule": "every round(1/share)-th game held out",
+                    "games": len(np.unique(keys[held, 0])), "votes": int(held.sum())},
+        "voters_seen": sorted({int(v) for v in voters}),
+        "fitted": scores(fitted_p[held], y[held]),
+        "analytic_model": scores(analytic[held], y[held]),
+        "fitted_in_sample": scores(fitted_p[train], y[train]),
+        "reliability_fitted": reliability_table(fitted_p[held], y[held], rounds[held]),
+        "reliability_analytic": reliability_table(analytic[held], y[held], rounds[held]),
+        "by_voters": {str(int(v)): {"fitted": scores(fitted_p[held & (voters == v)],
+                                                     y[held & (voters == v)]),
+                                    "analytic_model": scores(analytic[held & (voters == v)],
+                                                             y[held & (voters == v)])}
+                      for v in np.unique(voters[held])},
     }
     return FittedListener(
         embedder=make_embedder(embedder).id,
@@ -306,4 +311,3 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
         scale=tuple(float(s) for s in scale),
         info=info,
     )
-

@@ -134,17 +134,29 @@ def _first_paragraph(doc: str | None) -> str:
 def cmd_fit_listener(args: argparse.Namespace) -> int:
     from dixit_lab.calibration import fit_listener
 
+    if bool(args.results) == bool(args.config):
+        raise CliError("fit-listener: give results folders or --config (one of the two)")
+    if args.config:
+        from dixit_lab.calibration_eval import run_training
+
+        args.results = [run_training(args.config)]
     fitted = fit_listener(args.results, embedder=args.embedder, clue_bank=args.clues,
                           temperature=args.temperature, regularization=args.regularization,
-                          listeners=args.listener)
+                          listeners=args.listener, holdout=args.holdout,
+                          sources=[args.config] if args.config else None)
     path = fitted.save(args.out)
     info = fitted.info
-    print(f"fitted on {info['votes']} listener votes ({info['rounds_skipped']} rounds skipped)")
-    print(f"{'':<16} {'log loss':>9} {'brier':>7} {'mean p':>7} {'observed':>8}")
+    print(f"fitted on {info['votes']} listener votes ({info['rounds_skipped']} rounds skipped); "
+          f"held out: {info['holdout']['games']} games, {info['holdout']['votes']} votes")
+    print(f"{'held out':<16} {'log loss':>9} {'brier':>7} {'mean p':>7} {'observed':>8}")
     for label, key in (("analytic model", "analytic_model"), ("fitted model", "fitted")):
         m = info[key]
         print(f"{label:<16} {m['log_loss']:>9.4f} {m['brier']:>7.4f} {m['mean_predicted']:>7.3f} "
               f"{m['mean_observed']:>8.3f}")
+    if args.plot:
+        from dixit_lab.calibration_eval import plot_reliability
+
+        print(f"wrote {plot_reliability(info, args.plot)}")
     print(f"wrote {path}")
     return 0
 
@@ -322,7 +334,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     fit = sub.add_parser("fit-listener",
                          help="fit the calibrated agent's listener model on logged games")
-    fit.add_argument("results", nargs="+", help="results folders or games.jsonl files")
+    fit.add_argument("results", nargs="*", help="results folders or games.jsonl files")
+    fit.add_argument("--config", help="a training config: play its games, then fit on them")
+    fit.add_argument("--holdout", type=float, default=0.2,
+                     help="share of games held out to evaluate the fit (default 0.2)")
+    fit.add_argument("--plot", help="write a held-out reliability diagram (PNG) here")
     fit.add_argument("--out", required=True, help="where to write the model (JSON)")
     fit.add_argument("--embedder", default="conse", help="the space the features come from")
     fit.add_argument("--clues", default="default", help="the clue bank the games used")

@@ -146,6 +146,10 @@ class TuneConfig(_Strict):
     metric: str = "storyteller_points_per_turn"
     games_per_round: int = Field(default=100, ge=1)
     max_games: int = Field(default=5000, ge=1)
+    #: family-wise error of dropping a candidate, over candidates and looks (Holm, Bonferroni)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    #: fresh deals to re-evaluate the winner on (0: no re-evaluation)
+    confirm_games: int = Field(default=200, ge=0)
 
 
 class ExperimentConfig(_Strict):

@@ -4,39 +4,43 @@ The storyteller wants to know, for a card ``c`` of its hand and a clue ``k`` of 
 probability ``p`` that one listener votes for ``c``. The model (all of it in similarities of
 one :class:`~dixit_lab.embeddings.EmbeddingSpace`):
 
-1. **Decoys.** Every other listener holds ``h`` cards drawn at random from the deck without
-   ``c`` and submits its best match(es) for the clue (1 card, or 2 at three players).
+1. **Decoys.** Each of the other ``m`` listeners holds ``h`` cards drawn at random from the
+   deck without ``c``, independently of the others, and submits 1 card (2 at three players):
+   either its best match(es) for the clue (``decoy_temperature=None``) or, as the ``softmax``
+   population does, a card drawn with probability ∝ exp(s_kd / T_d) over its hand.
 2. **Votes.** A listener votes by a softmax with temperature ``T`` over the cards it may vote
    for: the storyteller's card and the other listeners' decoys (never its own card), so
 
        p = E[ a / (a + X) ],   a = exp(s_kc / T),   X = sum over decoys d of exp(s_kd / T).
 
-The decoy similarities are order statistics of a random hand, whose distribution is exact and
-shared by every clue once the deck's similarities to that clue are sorted. ``X`` is a sum of
-independent decoy terms (we ignore the correlation between the two decoys of one hand at three
-players); the expectation of the ratio is taken to second order in ``X`` (the delta method):
+``p`` is computed exactly by the Laplace transform, p = a ∫₀^∞ e^{−at} φ(t)^m dt with φ the
+transform of one listener's decoy weight (:mod:`dixit_lab.laplace`): for best-match decoys φ
+is exact (order statistics of a random hand, the two decoys of one hand at three players
+jointly); for softmax decoys the chance that a card is submitted is exact for a hand whose
+other cards are drawn with replacement, renormalised, and at three players the two decoys of
+a hand are taken as independent draws of it. ``find_variance`` is the exact variance of
+a/(a+X) over the decoys drawn. Everything is computed once per (space, T, hand size, decoys,
+decoy temperature) for every (clue, card) pair, so a storyteller's decision is a lookup.
 
-       p ≈ a / (a + μ) + a σ² / (a + μ)³,   μ = E[X],  σ² = Var[X].
-
-Everything is computed once per (space, T, hand size, decoys) for every (clue, card) pair, so
-a storyteller's decision is a lookup over its hand. Listeners are treated as independent given
-``p`` when the outcome of a whole round is predicted (:func:`outcome_probabilities`).
-
-Approximations, on purpose: the pool of possible decoys is the whole deck without ``c`` (the
-storyteller's other cards and the discard are not removed), and decoys are best matches
-although a real population may choose more loosely. ``tests/test_listener_model.py`` checks
-the formulas against Monte Carlo simulations of the same model.
+Assumptions, on purpose (they keep the table independent of the storyteller's hand): the pool
+of possible decoys is the whole deck without ``c`` (the storyteller's other cards, the other
+listeners' cards and the discard are not removed), and listeners are independent given ``p``
+when the outcome of a whole round is predicted (:func:`expected_storyteller_points` corrects
+that to second order with ``find_variance``). ``tests/test_listener_model.py`` checks the
+model against Monte Carlo simulations of the same model on the shipped similarity matrices.
 """
 
 from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dixit_lab.laplace import RatioIntegral, log_grid
 from dixit_lab.rules import RuleSet
 
 __all__ = [
@@ -47,6 +51,7 @@ __all__ = [
     "expected_storyteller_points",
     "listener_model",
     "outcome_probabilities",
+    "softmax_submission",
 ]
 
 
@@ -75,26 +80,71 @@ def decoy_rank_probability(n_cards: int, hand: int, slots: int) -> np.ndarray:
     return probability
 
 
-def _leave_one_out_moments(
-    sorted_values: np.ndarray, weights: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """E[g] and E[g²] of one decoy slot when the card at each sorted position is removed.
+def _leave_one_out(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per removed card: ``sum_i weights[pool index of i] * values[i]`` over the other cards.
 
-    ``sorted_values`` is (M, N) ascending exp-similarities; ``weights`` (N-1,) the slot's
-    order-statistic weights over a pool of N-1. Returns two (M, N) arrays indexed by the
-    sorted position of the removed card.
+    ``values`` is (M, N) in ascending order of similarity; ``weights`` (N-1,) over the pool of
+    the N-1 cards left when the card at a sorted position is removed (cards below it keep
+    their index, cards above it move down one). Returns (M, N) by removed sorted position.
     """
-    m, n = sorted_values.shape
-    out = []
-    for values in (sorted_values, sorted_values * sorted_values):
-        # removed position r (0-based): positions t < r keep pool index t; t > r move to t-1
-        below = np.zeros((m, n))
-        below[:, 1:] = np.cumsum(values[:, :-1] * weights, axis=1)
-        above = np.zeros((m, n))
-        shifted = values[:, 1:] * weights  # position t >= 1 at pool index t-1
-        above[:, :-1] = np.cumsum(shifted[:, ::-1], axis=1)[:, ::-1]
-        out.append(below + above)
-    return out[0], out[1]
+    m, n = values.shape
+    below = np.zeros((m, n))
+    below[:, 1:] = np.cumsum(values[:, :-1] * weights, axis=1)
+    above = np.zeros((m, n))
+    above[:, :-1] = np.cumsum((values[:, 1:] * weights)[:, ::-1], axis=1)[:, ::-1]
+    return below + above
+
+
+def _exclusive_cumsum(values: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(values)
+    np.cumsum(values[:, :-1], axis=1, out=out[:, 1:])
+    return out
+
+
+def _exclusive_suffix(values: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(values)
+    out[:, :-1] = np.cumsum(values[:, :0:-1], axis=1)[:, ::-1]
+    return out
+
+
+def _best_two(values: np.ndarray, hand: int) -> np.ndarray:
+    """Per removed card: E[values[best] * values[second best]] of a random ``hand`` of the
+    other cards (sorted ascending, as :func:`_leave_one_out`), with the joint law of the two
+    order statistics: P(best = pool rank i, second = j < i) = C(j - 1, hand - 2) / C(P, hand)."""
+    n = values.shape[1]
+    pool = n - 1
+    # c[j] for pool rank j = 0..n (ranks 0 and n do not exist)
+    c = np.array([math.comb(j - 1, hand - 2) if 1 <= j <= pool else 0 for j in range(n + 1)],
+                 dtype=np.float64) / math.comb(pool, hand)
+    low_weight, high_weight = c[1:], c[:n]  # a second best below / above the removed card
+    below = _exclusive_cumsum(values * low_weight)            # sum_{q<p} x_q c[q+1]
+    suffix = _exclusive_suffix(values)                        # sum_{p>r} x_p
+    both_below = _exclusive_cumsum(values * below)            # best and second below r
+    straddle = suffix * below                                 # best above r, second below
+    high = _exclusive_cumsum(values * high_weight)            # sum_{q<p} x_q c[q]
+    both_above = _exclusive_suffix(values * high) - (high + values * high_weight) * suffix
+    return both_below + straddle + both_above
+
+
+def softmax_submission(similarity: np.ndarray, temperature: float, hand: int) -> np.ndarray:
+    """(M, N): per clue, the chance that a listener holding a random ``hand`` of the deck
+    submits each card when it draws one card ∝ exp(similarity / temperature) of its hand.
+
+    P(d submitted) = P(d in hand) · E[e_d / (e_d + Y)], Y the weights of the hand's other
+    cards, computed by :mod:`dixit_lab.laplace` with those cards drawn with replacement from
+    the rest of the deck (the only approximation), then renormalised to sum to 1."""
+    sims = np.asarray(similarity, dtype=np.float64)
+    n = sims.shape[1]
+    log_e = (sims - sims.max(axis=1, keepdims=True)) / temperature
+    e = np.exp(log_e)
+    nodes = log_grid(float(log_e.min()))
+    integral = RatioIntegral(log_e, nodes, moments=1)
+    for tau in nodes:
+        x = np.exp(-math.exp(tau) * e)
+        rest = (x.sum(axis=1, keepdims=True) - x) / (n - 1)
+        integral.add(_power(rest, hand - 1))
+    q, _ = integral.result()
+    return q / q.sum(axis=1, keepdims=True)
 
 
 @dataclass(frozen=True)
@@ -104,8 +154,9 @@ class ListenerModel:
     ``find[c, k]`` is the predicted probability that one listener votes for card ``c`` when it
     is the storyteller's card and ``k`` the clue (cards are rows so that a hand is a block of
     rows); ``find_variance[c, k]`` is how much that probability varies with the decoys that
-    happen to be drawn (to first order). ``decoy_probability[r - 1]`` is the chance that a card
-    of ascending deck rank ``r`` for the clue is submitted by a listener who holds it.
+    happen to be drawn (its exact variance under the model). ``decoy_probability[r - 1]`` is
+    the chance that a card of ascending deck rank ``r`` for the clue is submitted by a
+    best-matching listener who holds it (the ``pragmatic`` voter's model of decoys).
     """
 
     temperature: float
@@ -118,38 +169,76 @@ class ListenerModel:
 
     @classmethod
     def build(cls, similarity: np.ndarray, temperature: float, hand_size: int,
-              decoys_per_listener: int, other_listeners: int) -> ListenerModel:
-        """``similarity`` is the (clues, cards) matrix of a space."""
+              decoys_per_listener: int, other_listeners: int,
+              decoy_temperature: float | None = None) -> ListenerModel:
+        """``similarity`` is the (clues, cards) matrix of a space; ``decoy_temperature`` None
+        for best-match decoys, else the temperature of the listeners' softmax submissions."""
         if temperature <= 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
+        if decoy_temperature is not None and decoy_temperature <= 0:
+            raise ValueError(f"decoy_temperature must be positive, got {decoy_temperature}")
+        if decoys_per_listener not in (1, 2):
+            raise ValueError(f"decoys_per_listener must be 1 or 2, got {decoys_per_listener}")
         sims = np.asarray(similarity, dtype=np.float64)
-        n_clues, n_cards = sims.shape
+        n_cards = sims.shape[1]
+        if not decoys_per_listener <= hand_size <= n_cards - 1:
+            raise ValueError(f"need {decoys_per_listener} <= hand ({hand_size}) <= "
+                             f"{n_cards - 1} cards")
         order = np.argsort(sims, axis=1, kind="stable")
         sorted_sims = np.take_along_axis(sims, order, axis=1)
-        top = sorted_sims[:, -1:]
-        sorted_exp = np.exp((sorted_sims - top) / temperature)
-        mean = np.zeros((n_clues, n_cards))
-        var = np.zeros((n_clues, n_cards))
-        for slot in range(1, decoys_per_listener + 1):
-            weights = decoy_weights(n_cards - 1, hand_size, slot)
-            first, second = _leave_one_out_moments(sorted_exp, weights)
-            mean += first
-            var += np.maximum(second - first * first, 0.0)
-        # back from sorted positions to card columns
-        mean_by_card = np.empty_like(mean)
-        var_by_card = np.empty_like(var)
-        np.put_along_axis(mean_by_card, order, mean, axis=1)
-        np.put_along_axis(var_by_card, order, var, axis=1)
-        mu = other_listeners * mean_by_card
-        sigma2 = other_listeners * var_by_card
-        a = np.exp((sims - top) / temperature)
-        denominator = a + mu
-        find = a / denominator + a * sigma2 / denominator**3
-        find = np.clip(find, 0.0, 1.0)
-        find_variance = a * a * sigma2 / denominator**4
+        log_v = (sorted_sims - sorted_sims[:, -1:]) / temperature
+        v = np.exp(log_v)
+        transform = _decoy_transform(sorted_sims, hand_size, decoys_per_listener,
+                                     decoy_temperature)
+        nodes = log_grid(float(log_v.min()))
+        integral = RatioIntegral(log_v, nodes)
+        for tau in nodes:
+            phi = transform(np.exp(-math.exp(tau) * v))
+            integral.add(_power(phi, other_listeners))
+        first, second = integral.result()
+        assert second is not None
+        find = np.clip(first, 0.0, 1.0)
+        variance = np.maximum(second - find * find, 0.0)
         rank_probability = decoy_rank_probability(n_cards, hand_size, decoys_per_listener)
         return cls(float(temperature), hand_size, decoys_per_listener, other_listeners,
-                   _by_card(find), _by_card(find_variance), rank_probability)
+                   _by_card(_unsort(find, order)), _by_card(_unsort(variance, order)),
+                   rank_probability)
+
+
+def _unsort(sorted_values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    out = np.empty_like(sorted_values)
+    np.put_along_axis(out, order, sorted_values, axis=1)
+    return out
+
+
+def _decoy_transform(sorted_sims: np.ndarray, hand: int, slots: int,
+                     decoy_temperature: float | None) -> Callable[[np.ndarray], np.ndarray]:
+    """x -> (M, N): E[product of x over one listener's decoys] per removed sorted position,
+    for x = exp(-t v) at one node (see :class:`ListenerModel`)."""
+    n_cards = sorted_sims.shape[1]
+    if decoy_temperature is None:
+        if slots == 1:
+            weights = decoy_weights(n_cards - 1, hand, 1)
+            return lambda x: _leave_one_out(x, weights)
+        return lambda x: _best_two(x, hand)
+    q = softmax_submission(sorted_sims, decoy_temperature, hand)
+    keep = 1.0 - q
+    if slots == 1:
+        # a listener's card other than c: as from the whole deck, given that it is not c
+        return lambda x: ((q * x).sum(axis=1, keepdims=True) - q * x) / keep
+    # two draws without replacement: the first as above, the second as a draw from a hand
+    # of one card less, other than c and the first
+    r = softmax_submission(sorted_sims, decoy_temperature, hand - 1)
+    first = q / (1.0 - r)
+
+    def unnormalised(x: np.ndarray) -> np.ndarray:
+        second = (r * x).sum(axis=1, keepdims=True) - r * x          # without c
+        pair = (first * x).sum(axis=1, keepdims=True) - first * x    # first draw not c
+        square = (first * r * x * x).sum(axis=1, keepdims=True) - first * r * x * x
+        return second * pair - square
+
+    total = unnormalised(np.ones_like(q))
+    return lambda x: unnormalised(x) / total
 
 
 def _by_card(matrix: np.ndarray) -> np.ndarray:
@@ -232,12 +321,15 @@ _MODELS: weakref.WeakKeyDictionary[Any, dict[tuple, ListenerModel]] = weakref.We
 
 
 def listener_model(space: Any, temperature: float, hand_size: int, decoys_per_listener: int,
-                   other_listeners: int) -> ListenerModel:
+                   other_listeners: int, decoy_temperature: float | None = None
+                   ) -> ListenerModel:
     """The :class:`ListenerModel` of a space for one table shape, built once per process."""
     models = _MODELS.setdefault(space, {})
-    key = (float(temperature), hand_size, decoys_per_listener, other_listeners)
+    key = (float(temperature), hand_size, decoys_per_listener, other_listeners,
+           None if decoy_temperature is None else float(decoy_temperature))
     model = models.get(key)
     if model is None:
         model = models[key] = ListenerModel.build(space.similarity, temperature, hand_size,
-                                                  decoys_per_listener, other_listeners)
+                                                  decoys_per_listener, other_listeners,
+                                                  decoy_temperature)
     return model

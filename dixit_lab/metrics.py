@@ -2,11 +2,16 @@
 
 Statistical choices (see :func:`agent_table` for the columns):
 
-- **Rates** (storyteller outcomes, listener accuracy) get **Wilson score intervals**: they stay
-  inside [0, 1] and keep close to their nominal coverage at small counts and at rates near 0
-  or 1, where the normal (Wald) interval fails. They treat turns as independent trials.
-- **Means** (points per game, storyteller points per turn, decoy votes per listener turn, win
-  share) get a **cluster-robust t interval, clustered by game**: turns of one game (and seats
+- **Rates** (storyteller outcomes, listener accuracy) get **Wilson score intervals at the
+  effective sample size of their clusters** (:func:`dixit_lab.intervals.clustered_rate_interval`):
+  they stay inside [0, 1], keep close to their nominal coverage at small counts and at rates
+  near 0 or 1, where the normal (Wald) interval fails, and widen by the design effect of
+  correlated trials: a name's votes in one round share the clue and the display (clustered
+  by round), a storyteller's turns in one game share the hands (clustered by game). The
+  **win share** (per game, in [0, 1]) gets the same construction over games, so it never
+  leaves [0, 1] (:func:`dixit_lab.intervals.bounded_mean_interval`).
+- **Means** (points per game, storyteller points per turn, decoy votes per listener turn) get
+  a **cluster-robust t interval, clustered by game**: turns of one game (and seats
   that one player fills in one game) are not independent, so the standard error is computed
   from per-game sums of residuals (the "sandwich" estimator with the G/(G-1) small-sample
   factor) and the quantile from a t distribution with G-1 degrees of freedom, G being the number
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from dixit_lab.intervals import bounded_mean_interval
 from dixit_lab.records import GameRecord, games_to_frame, player_names
 
 if TYPE_CHECKING:
@@ -227,9 +233,11 @@ def mean_interval(
 # -- the agent table -----------------------------------------------------------------------
 
 
-def _rate(successes: int, trials: int, confidence: float) -> tuple[float, float, float]:
-    rate = successes / trials if trials else math.nan
-    return (rate, *wilson_interval(successes, trials, confidence))
+def _rate(outcomes: np.ndarray, clusters: np.ndarray,
+          confidence: float) -> tuple[float, float, float]:
+    from dixit_lab.intervals import clustered_rate_interval
+
+    return clustered_rate_interval(outcomes, clusters, confidence)
 
 
 def _with_ci(row: dict[str, Any], name: str, triple: tuple[float, float, float]) -> None:
@@ -245,15 +253,15 @@ def agent_table(records: Iterable[GameRecord], confidence: float = 0.95) -> pd.D
       all its seats in that game, and ``win_share`` is the mean of that sum over the name's
       games (so the names of one game add up to 1; a name filling four seats of five has a
       high share). ``win_share_per_seat`` divides the same total by ``seats`` instead: the
-      number to compare with 1/n players. Interval: t over games.
+      number to compare with 1/n players. Interval: Wilson at the effective size over games.
     - ``points_per_game``: mean final score over seat-games (each seat one sample), interval
       clustered by game.
     - ``storyteller_turns`` and the ``all_found`` / ``some_found`` / ``none_found`` rates of
-      those turns, Wilson intervals; ``storyteller_points_per_turn``: mean points of those
-      turns, interval clustered by game.
+      those turns, Wilson intervals clustered by game; ``storyteller_points_per_turn``: mean
+      points of those turns, interval clustered by game.
     - ``listener_turns``; ``listener_accuracy``: share of its votes on the storyteller's card
-      (Wilson); ``decoy_votes_per_turn``: votes drawn by its own cards per listener turn
-      (clustered by game); ``faults``: illegal actions the engine replaced.
+      (Wilson clustered by round); ``decoy_votes_per_turn``: votes drawn by its own cards per
+      listener turn (clustered by game); ``faults``: illegal actions the engine replaced.
     """
     records = list(records)
     seats = seat_games_frame(records)
@@ -272,20 +280,23 @@ def agent_table(records: Iterable[GameRecord], confidence: float = 0.95) -> pd.D
             "seats": len(mine),
             "games": int(mine["record_index"].nunique()),
         }
-        _with_ci(row, "win_share", mean_interval(per_game_share.to_numpy(),
-                                                 confidence=confidence))
+        _with_ci(row, "win_share", bounded_mean_interval(
+            np.clip(per_game_share.to_numpy(), 0.0, 1.0), confidence=confidence))
         row["win_share_per_seat"] = float(mine["win_share"].sum()) / len(mine)
         _with_ci(row, "points_per_game", mean_interval(
             mine["final_score"].to_numpy(), mine["record_index"].to_numpy(), confidence))
-        row["storyteller_turns"] = n_told = len(told)
-        counts = Counter(told["outcome"])
+        row["storyteller_turns"] = len(told)
+        games_told = told["record_index"].to_numpy()
         for outcome in OUTCOMES:
-            _with_ci(row, f"{outcome}_rate", _rate(counts[outcome], n_told, confidence))
+            _with_ci(row, f"{outcome}_rate", _rate(
+                (told["outcome"] == outcome).to_numpy(float), games_told, confidence))
         _with_ci(row, "storyteller_points_per_turn", mean_interval(
             told["points"].to_numpy(), told["record_index"].to_numpy(), confidence))
-        row["listener_turns"] = n_listened = len(listened)
-        finds = int(listened["found"].fillna(False).astype(bool).sum()) if n_listened else 0
-        _with_ci(row, "listener_accuracy", _rate(finds, n_listened, confidence))
+        row["listener_turns"] = len(listened)
+        round_ids = (listened["record_index"].to_numpy(np.int64) * 10_000
+                     + listened["round"].to_numpy(np.int64))
+        _with_ci(row, "listener_accuracy", _rate(
+            listened["found"].fillna(False).astype(bool).to_numpy(float), round_ids, confidence))
         _with_ci(row, "decoy_votes_per_turn", mean_interval(
             listened["decoy_votes"].to_numpy(), listened["record_index"].to_numpy(),
             confidence))

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 from scipy.special import expit, log_expit
 
+from dixit_lab.openskill_rating import OPENSKILL_MODELS, openskill_ratings  # noqa: F401 (re-exported)
 from dixit_lab.records import player_names
 
 if TYPE_CHECKING:
@@ -51,19 +52,13 @@ __all__ = [
     "openskill_ratings",
     "plackett_luce",
     "ratings_table",
+    "strength_replicates",
     "win_probability",
 ]
 
 Game = tuple[tuple[str, ...], tuple[float, ...]]
 """One game: player names by seat and final scores by seat."""
 
-OPENSKILL_MODELS: tuple[str, ...] = (
-    "PlackettLuce",
-    "BradleyTerryFull",
-    "BradleyTerryPart",
-    "ThurstoneMostellerFull",
-    "ThurstoneMostellerPart",
-)
 
 # --------------------------------------------------------------------------------------------
 # Input
@@ -143,90 +138,6 @@ def _games_played(games: Sequence[Game]) -> dict[str, int]:
         for name in set(players):
             counts[name] = counts.get(name, 0) + 1
     return counts
-
-
-def _competition_ranks(scores: Sequence[float]) -> list[int]:
-    """1-based ranks, best first, ties sharing a rank: scores (5, 7, 5, 2) -> (2, 1, 2, 4)."""
-    return [1 + sum(other > score for other in scores) for score in scores]
-
-
-# --------------------------------------------------------------------------------------------
-# OpenSkill
-# --------------------------------------------------------------------------------------------
-
-
-def openskill_ratings(
-    games: Iterable[tuple[Sequence[str], Sequence[float]]],
-    *,
-    model: str = "PlackettLuce",
-    **model_options: Any,
-) -> pd.DataFrame:
-    """Rate names with OpenSkill, one game after another in the order given.
-
-    Each name starts at the model's prior, ``N(mu=25, sigma=25/3)`` by default. For every game,
-    each seat is a "team of one"; seats are ranked by their final score (equal scores are a
-    tie). OpenSkill then gives a posterior ``(mu, sigma)`` per seat.
-
-    **A name in several seats.** Its seats enter the update as separate teams, each starting
-    from the name's current rating, and the name's new rating is the *average* of its seats'
-    posteriors (``mu`` and ``sigma`` averaged separately). Averaging - rather than applying
-    every seat's change in turn - keeps one game from moving a name further just because it
-    held more seats. A game whose seats all belong to one name carries no information about
-    ratings and leaves them unchanged (it still counts in ``games``).
-
-    **Order matters.** OpenSkill is an online filter: each update uses the ratings as they stand
-    after all earlier games, and ``sigma`` is inflated by ``tau`` at each game, so recent games
-    weigh more. Shuffling the same games gives (slightly) different ratings. The order given is
-    processed deterministically; use :func:`plackett_luce` for an order-free estimate.
-
-    Args:
-        games: ``(players, scores)`` pairs, see the module docstring.
-        model: name of an ``openskill.models`` class: ``"PlackettLuce"`` (default),
-            ``"BradleyTerryFull"``, ``"BradleyTerryPart"``, ``"ThurstoneMostellerFull"`` or
-            ``"ThurstoneMostellerPart"``.
-        **model_options: passed to the model's constructor (``mu``, ``sigma``, ``beta``,
-            ``tau``, ...).
-
-    Returns:
-        A DataFrame with columns ``player, mu, sigma, ordinal, games``, one row per name, sorted
-        by ``ordinal`` (``mu - 3 * sigma``, a conservative skill estimate) descending.
-
-    Raises:
-        ValueError: on empty or malformed games, or an unknown ``model``.
-    """
-    from openskill import models as openskill_models
-
-    if model not in OPENSKILL_MODELS:
-        raise ValueError(f"unknown OpenSkill model {model!r}; choose one of {OPENSKILL_MODELS}")
-    checked = _check_games(games)
-    rater = getattr(openskill_models, model)(**model_options)
-
-    ratings: dict[str, tuple[float, float]] = {}
-    prior = rater.rating()
-    for players, scores in checked:
-        for name in players:
-            ratings.setdefault(name, (prior.mu, prior.sigma))
-        if len(set(players)) < 2:
-            continue
-        teams = [[rater.rating(mu=ratings[name][0], sigma=ratings[name][1])] for name in players]
-        posterior = rater.rate(teams, ranks=_competition_ranks(scores))
-        by_name: dict[str, list[tuple[float, float]]] = {}
-        for name, (seat,) in zip(players, posterior, strict=True):
-            by_name.setdefault(name, []).append((seat.mu, seat.sigma))
-        for name, seats in by_name.items():
-            ratings[name] = (
-                float(np.mean([mu for mu, _ in seats])),
-                float(np.mean([sigma for _, sigma in seats])),
-            )
-
-    played = _games_played(checked)
-    rows = [
-        {"player": name, "mu": mu, "sigma": sigma, "ordinal": mu - 3.0 * sigma,
-         "games": played[name]}
-        for name, (mu, sigma) in ratings.items()
-    ]
-    frame = pd.DataFrame(rows, columns=["player", "mu", "sigma", "ordinal", "games"])
-    return frame.sort_values(["ordinal", "player"], ascending=[False, True], ignore_index=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -435,15 +346,7 @@ def plackett_luce(
     ci_low = np.full(n_names, np.nan)
     ci_high = np.full(n_names, np.nan)
     if bootstrap > 0:
-        rng = np.random.default_rng(seed)
-        n_games = len(checked)
-        draws = rng.integers(0, n_games, size=(bootstrap, n_games))
-        offsets = (np.arange(bootstrap)[:, None] * n_games + draws).ravel()
-        counts = np.bincount(offsets, minlength=bootstrap * n_games).reshape(bootstrap, n_games)
-        boot_wins = (data.wins.T @ counts.T).T.reshape(bootstrap, n_names, n_names)
-        boot = _fit_batch(np.ascontiguousarray(boot_wins), penalty, strength)
-        seen = (data.present.T @ counts.T).T > 0
-        boot = np.where(seen, boot, np.nan)
+        boot = _bootstrap(data, len(checked), strength, penalty, bootstrap, seed)
         alpha = 1.0 - confidence
         ci_low, ci_high = np.nanquantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
 
@@ -458,6 +361,38 @@ def plackett_luce(
         }
     )
     return frame.sort_values(["strength", "player"], ascending=[False, True], ignore_index=True)
+
+
+def _bootstrap(data: _Comparisons, n_games: int, strength: np.ndarray, penalty: float,
+               bootstrap: int, seed: int) -> np.ndarray:
+    """(bootstrap, names) strengths refitted on games resampled with replacement from
+    ``np.random.default_rng(seed)``; NaN for a name missing from a resample."""
+    n_names = len(data.names)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_games, size=(bootstrap, n_games))
+    offsets = (np.arange(bootstrap)[:, None] * n_games + draws).ravel()
+    counts = np.bincount(offsets, minlength=bootstrap * n_games).reshape(bootstrap, n_games)
+    boot_wins = (data.wins.T @ counts.T).T.reshape(bootstrap, n_names, n_names)
+    boot = _fit_batch(np.ascontiguousarray(boot_wins), penalty, strength)
+    seen = (data.present.T @ counts.T).T > 0
+    return np.where(seen, boot, np.nan)
+
+
+def strength_replicates(games: Iterable[tuple[Sequence[str], Sequence[float]]], *,
+                        bootstrap: int = 200, seed: int = 0, prior_sd: float = 3.0
+                        ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """The names, their fitted strengths (as :func:`plackett_luce`) and the (bootstrap,
+    names) bootstrap replicates of the same resamples (same ``seed``) that give
+    :func:`plackett_luce` its intervals: for intervals on functions of several strengths."""
+    data = _comparisons(_check_games(games))
+    if len(data.names) < 2 or data.wins.nnz == 0:
+        raise ValueError("need games with seats of two different names to compare")
+    penalty = 1.0 / prior_sd**2
+    total = np.asarray(data.wins.sum(axis=0)).reshape(1, len(data.names), len(data.names))
+    strength = _fit_batch(total, penalty, np.zeros(len(data.names)))[0]
+    strength -= strength.mean()
+    n_games = data.wins.shape[0]
+    return data.names, strength, _bootstrap(data, n_games, strength, penalty, bootstrap, seed)
 
 
 def win_probability(strengths: pd.DataFrame | Mapping[str, float], a: str, b: str) -> float:

@@ -27,6 +27,7 @@ from dixit_lab.markdown import (
 from dixit_lab.metrics import agent_table
 from dixit_lab.plots import plot_outcomes, plot_points, plot_ratings, pyplot, save_figure
 from dixit_lab.records import GameRecord, read_jsonl
+from dixit_lab.report_notes import pairs_section, reading_notes
 
 __all__ = ["write_report"]
 
@@ -229,8 +230,10 @@ def write_report(results_dir: Path) -> Path:
         parts += ["## Reading", "", " ".join(_reading(agents, ratings, len(records))), ""]
         parts += ["## Players", "",
                   "Values are means or rates with 95% intervals in brackets: Wilson intervals "
-                  "for rates, t intervals clustered by game for means (points, decoy votes, "
-                  "win share). Win share gives 1/k of a game to each of k tied winners and "
+                  "for rates and the win share, at the effective sample size of their clusters "
+                  "(rounds for listener votes, games for storyteller turns and win share), t "
+                  "intervals clustered by game for means (points, decoy votes). Win share "
+                  "gives 1/k of a game to each of k tied winners and "
                   "sums the shares of a name's seats in one game. Full table: "
                   "[agents.csv](agents.csv).", "", _agents_markdown(agents), ""]
     if ratings is not None:
@@ -239,6 +242,9 @@ def write_report(results_dir: Path) -> Path:
                   "games (mean 0; a difference d means the first finishes above the second "
                   "with probability 1 / (1 + e^-d)); mu, sigma and ordinal are OpenSkill. "
                   "Full table: [ratings.csv](ratings.csv).", "", _ratings_markdown(ratings), ""]
+        parts += pairs_section(folder)
+    if len(agents):
+        parts += reading_notes(agents)
     calibration = _calibration_section(folder, agents)
     if plot_links:
         parts += ["## Plots", ""]

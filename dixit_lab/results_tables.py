@@ -32,6 +32,7 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -
     """
     from dixit_lab.analysis import calibration_bins, find_rate_table, turn_predictions
     from dixit_lab.metrics import agent_table, rounds_frame, summary_stats
+    from dixit_lab.rating_pairs import rating_pairs
     from dixit_lab.ratings import games_from_records, ratings_table
     from dixit_lab.report import write_report
     from dixit_lab.vlm.usage import add_model_columns
@@ -57,6 +58,8 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -
     if len({name for players, _ in games for name in players}) > 1:
         ratings = ratings_table(games, bootstrap=bootstrap, seed=_seed(folder))
         atomic_write_text(folder / "ratings.csv", ratings.to_csv(index=False))
+        pairs = rating_pairs(games, bootstrap=bootstrap, seed=_seed(folder))
+        atomic_write_text(folder / "rating_pairs.csv", pairs.to_csv(index=False))
 
     summary: dict[str, Any] = {}
     old = folder / "summary.json"

@@ -198,6 +198,12 @@ def write_sweep_report(sweep_dir: Path) -> Path:
         rows.append([str(row["point"]), *[str(row[p]) for p in paths], str(games), link])
     parts += [markdown_table(["point", *paths, "games", "report"], rows), ""]
     parts += _varying_table(joined, paths)
+    from dixit_lab.sweep_pairs import neighbour_differences, sweep_pairs_section
+
+    players = sorted(_varying_players(joined)) or list(dict.fromkeys(joined["player"]))
+    pairs = neighbour_differences(folder, sweep, paths, players)
+    atomic_write_text(folder / "sweep_pairs.csv", pairs.to_csv(index=False))
+    parts += sweep_pairs_section(pairs, paths)
     reading = _sweep_reading(joined, paths)
     if reading:
         parts += ["## Reading", "", " ".join(reading), ""]

@@ -1,11 +1,18 @@
 """``dixit-lab tune``: find the value of one numeric parameter that maximises a metric.
 
-The search evaluates a grid of candidate values in rounds. Each round plays
+The search evaluates a grid of candidate values in rounds ("looks"). Each look plays
 ``games_per_round`` more games at every candidate still in the race — the same deals for
-every candidate, so their differences are not luck of the deal — and computes the metric's
-mean with a 95% interval over games. A candidate whose interval lies entirely below the best
-candidate's interval is dropped. The search stops when one candidate is left, or when the
-budget of games is spent; games are spent only where intervals still overlap.
+every candidate, so their differences are not luck of the deal. After each look, every
+pair of candidates still in the race is compared **paired by deal** (a paired t test), and a
+candidate is dropped when Holm's procedure over all those pairs, at level ``alpha / looks``
+(``looks`` the most looks the budget allows: Bonferroni over looks), finds another candidate
+better: the chance of ever dropping a best candidate stays below ``alpha`` although many
+candidates are compared and the data are looked at many times. The search stops when one
+candidate is left, or when the budget of games is spent.
+
+The leader's mean over the search is biased upwards (it is the maximum of noisy means), so
+the winner is then played on ``confirm_games`` fresh deals (another seed) and that unbiased
+estimate is reported next to the search's.
 """
 
 from __future__ import annotations
@@ -69,9 +76,18 @@ METRICS: dict[str, Callable[[GameRecord, str], float | None]] = {
 
 @dataclass
 class Candidate:
+    """One value of the parameter: its metric per deal played (by deal position), whether it
+    is still in the race, and the paired p-value of its last comparison with the leader."""
+
     value: float
-    samples: list[float] = field(default_factory=list)
+    by_deal: dict[int, float] = field(default_factory=dict)
     alive: bool = True
+    p_value: float = math.nan
+    dropped_after: int | None = None
+
+    @property
+    def samples(self) -> list[float]:
+        return list(self.by_deal.values())
 
     @property
     def mean(self) -> float:
@@ -88,6 +104,36 @@ def grid_values(low: float, high: float, points: int) -> list[float]:
     """``points`` evenly spaced candidates from ``low`` to ``high``, rounded to 12 digits so
     that 0.1 steps give 0.3 and not 0.30000000000000004."""
     return [round(float(v), 12) for v in np.linspace(low, high, points)]
+
+
+def _paired_p(a: Candidate, b: Candidate) -> tuple[float, float]:
+    """Mean difference ``a - b`` over their common deals and its two-sided paired p-value."""
+    from dixit_lab.intervals import paired_difference
+
+    common = sorted(set(a.by_deal) & set(b.by_deal))
+    result = paired_difference([a.by_deal[d] for d in common],
+                               [b.by_deal[d] for d in common])
+    return result.mean, result.p_value
+
+
+def _eliminate(alive: list[Candidate], alpha: float, looks: int, look: int) -> None:
+    """Drop every candidate found worse than another: Holm's procedure over all pairs of the
+    candidates still in the race, at level ``alpha / looks``. The family is fixed (every
+    pair, not "each against the observed leader", whose selection would bias the tests), so
+    the chance of dropping a best candidate at this look is at most ``alpha / looks``."""
+    from dixit_lab.intervals import holm
+
+    pairs = [(a, b) for i, a in enumerate(alive) for b in alive[i + 1:]]
+    tests = [_paired_p(a, b) for a, b in pairs]
+    rejected = holm([p for _, p in tests], alpha / looks)
+    leader = max(alive, key=lambda c: c.mean)
+    for (a, b), (difference, p), worse in zip(pairs, tests, rejected, strict=True):
+        if leader in (a, b):
+            (b if a is leader else a).p_value = p
+        if worse:
+            loser = b if difference > 0 else a
+            loser.alive = False
+            loser.dropped_after = look
 
 
 def _point_config(data: dict[str, Any], parameter: str, value: float, games: int,
@@ -135,31 +181,24 @@ def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | No
             configs: dict[float, ExperimentConfig], first: ExperimentConfig,
             candidates: list[Candidate], folder: Path, workers: int | None,
             log: Callable[[str], None]) -> None:
-    from dixit_lab.runner import chunk_size_for, game_specs, table_setup
+    from dixit_lab.runner import game_specs
 
     specs = game_specs(first)  # the same deals for every candidate
-    played = start = 0
+    looks = max(1, math.ceil(settings.max_games / (2 * settings.games_per_round)))
+    played = start = look = 0
     while start < len(specs):
         alive = [c for c in candidates if c.alive]
         batch = specs[start:start + settings.games_per_round]
         if not batch or (played + len(batch) * len(alive) > settings.max_games and played):
             break
         for candidate in alive:
-            setup = table_setup(configs[candidate.value])
-            size = chunk_size_for(first, setup)
-            for chunk in run_chunks(setup, chunked(batch, size), first.executor.kind, workers,
-                                    address=first.executor.address):
-                for _, line in chunk:
-                    assert line is not None  # no parts: the lines come back
-                    sample = metric(GameRecord.from_json(line), settings.player)
-                    if sample is not None:
-                        candidate.samples.append(sample)
+            candidate.by_deal.update(_play(configs[candidate.value], first, batch, metric,
+                                           settings.player, workers, offset=start))
         played += len(batch) * len(alive)
         start += len(batch)
+        look += 1
+        _eliminate(alive, settings.alpha, looks, look)
         best = max(alive, key=lambda c: c.mean)
-        for candidate in alive:
-            if candidate.mean + candidate.half_width < best.mean - best.half_width:
-                candidate.alive = False
         still = [c for c in candidates if c.alive]
         log(f"after {start} deals ({played} games): best {settings.parameter}={best.value:g} "
             f"({settings.metric} {best.mean:.3f} ± {best.half_width:.3f}); "
@@ -167,17 +206,65 @@ def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | No
         _write(folder, settings, candidates, played)
         if len(still) == 1:
             break
+    best = max((c for c in candidates if c.alive), key=lambda c: c.mean)
+    confirmed = _confirm(settings, metric, configs[best.value], first, workers)
+    _write(folder, settings, candidates, played, confirmed)
+    if confirmed:
+        log(f"confirmed on {confirmed['games']} fresh deals: {settings.parameter}="
+            f"{best.value:g} {settings.metric} {confirmed['mean']:.3f} "
+            f"[{confirmed['ci'][0]:.3f}, {confirmed['ci'][1]:.3f}] (search: {best.mean:.3f})")
 
 
-def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], played: int) -> None:
+def _play(config: ExperimentConfig, first: ExperimentConfig, batch: list[Any],
+          metric: Callable[[GameRecord, str], float | None], player: str,
+          workers: int | None, offset: int) -> dict[int, float]:
+    """The metric of each game of ``batch`` under ``config``, by deal position."""
+    from dixit_lab.runner import chunk_size_for, table_setup
+
+    setup = table_setup(config)
+    size = chunk_size_for(first, setup)
+    position = {spec.index: offset + i for i, spec in enumerate(batch)}
+    out: dict[int, float] = {}
+    for chunk in run_chunks(setup, chunked(batch, size), first.executor.kind, workers,
+                            address=first.executor.address):
+        for index, line in chunk:
+            sample = metric(GameRecord.from_json(line), player) if line else None
+            if sample is not None:
+                out[position[index]] = sample
+    return out
+
+
+def _confirm(settings: TuneConfig, metric: Callable[[GameRecord, str], float | None],
+             config: ExperimentConfig, first: ExperimentConfig,
+             workers: int | None) -> dict[str, Any] | None:
+    """The winner on ``confirm_games`` deals of a seed derived from the experiment's: an
+    estimate free of the search's selection."""
+    from dixit_lab.metrics import mean_interval
+    from dixit_lab.runner import game_specs
+
+    if settings.confirm_games <= 0:
+        return None
+    seed = int(np.random.SeedSequence([config.seed, 0x636F6E66]).generate_state(1)[0])
+    fresh = config.model_copy(update={"seed": seed, "games": settings.confirm_games})
+    samples = list(_play(fresh, first, game_specs(fresh), metric, settings.player, workers,
+                         offset=0).values())
+    mean, low, high = mean_interval(samples)
+    return {"games": len(samples), "seed": seed, "mean": mean, "ci": [low, high]}
+
+
+def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], played: int,
+           confirmed: dict[str, Any] | None = None) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     # mean ± half_width_95 = [ci_low, ci_high]: the 95% normal interval of the mean over
-    # games, 1.96 × sd / √games (docs/results.md)
-    writer.writerow(["value", "games", "mean", "half_width_95", "ci_low", "ci_high", "alive"])
+    # games, 1.96 × sd / √games (docs/results.md); p_versus_leader: the paired p-value against
+    # the leader on common deals (Holm over all pairs decides the drops)
+    writer.writerow(["value", "games", "mean", "half_width_95", "ci_low", "ci_high", "alive",
+                     "p_versus_leader", "dropped_after_look"])
     for c in candidates:
         writer.writerow([f"{c.value:g}", len(c.samples), _fixed(c.mean), _fixed(c.half_width),
-                         _fixed(c.mean - c.half_width), _fixed(c.mean + c.half_width), c.alive])
+                         _fixed(c.mean - c.half_width), _fixed(c.mean + c.half_width), c.alive,
+                         _fixed(c.p_value), c.dropped_after or ""])
     atomic_write_text(folder / "tune.csv", buffer.getvalue())
     alive = [c for c in candidates if c.alive]
     best = max(alive, key=lambda c: c.mean)
@@ -185,7 +272,10 @@ def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], play
                "player": settings.player, "games_played": played, "best_value": best.value,
                "best_mean": best.mean, "best_ci": [best.mean - best.half_width,
                                                    best.mean + best.half_width],
-               "still_in_race": [c.value for c in alive]}
+               "best_mean_note": "the search's mean of the selected value: biased upwards",
+               "alpha": settings.alpha, "still_in_race": [c.value for c in alive]}
+    if confirmed:
+        summary["confirmed"] = confirmed
     atomic_write_text(folder / "tune.json", json.dumps(summary, indent=2) + "\n")
     _plot(folder, settings, candidates)
 

@@ -42,17 +42,24 @@ def test_fit_listener_writes_plain_json(fixture_games, tmp_path):
     assert data["info"]["votes"] > 1000
     loaded = FittedListener.load(path)
     assert loaded == fitted
-    # fitting a logistic regression beats the prior on its own training data
+    # the fit beats the prior on the held-out games (every 5th game: 8 of 40)
     info = fitted.info
+    assert info["holdout"]["games"] == 8
+    assert info["fitted"]["votes"] == info["holdout"]["votes"] < info["votes"] / 4
     y_mean = info["fitted"]["mean_observed"]
     prior = -(y_mean * np.log(y_mean) + (1 - y_mean) * np.log(1 - y_mean))
     assert info["fitted"]["log_loss"] < prior
+    assert info["fitted_in_sample"]["votes"] + info["fitted"]["votes"] == info["votes"]
+    assert all(0 <= row["ci_low"] <= row["observed"] <= row["ci_high"] <= 1
+               for row in info["reliability_fitted"])
+    assert info["voters_seen"] == [3]
 
 
 def test_cli_fit_listener_and_calibrated_agent(fixture_games, tmp_path, capsys):
     out = tmp_path / "listener.json"
     assert main(["fit-listener", str(fixture_games), "--out", str(out)]) == 0
     assert "fitted model" in capsys.readouterr().out
+    assert main(["fit-listener", "--out", str(out)]) != 0  # neither results nor --config
     agents = [make_agent(f"calibrated(model={out})")] + [make_agent("softmax") for _ in range(3)]
     record = play_game(agents, get_rules("classic"), load_deck("dreams"), 3)
     for rnd in record.rounds:

@@ -199,9 +199,8 @@ class PlayTable:
             if phase.action == "tell":
                 self.storyteller = phase.decisions[0].seat
             self.waiting = {decision.seat for decision in phase.decisions}
-            if phase.action == "vote":  # the display is laid out for the whole table to see
-                first = phase.decisions[0].view
-                assert isinstance(first, VoteView)
+            first = phase.decisions[0].view
+            if isinstance(first, VoteView):  # the display is laid out for the table to see
                 teller = self._human_at(first.storyteller)
                 display = first.display
                 if teller is not None and teller.played:

@@ -69,7 +69,8 @@ function show(next) {
   $("where").textContent = `${game}Round ${next.round + 1} · playing as ${next.name}`;
   const last = next.last_round;
   const revealing = Boolean(last) && roundKey(last) !== acknowledged;
-  if (revealing && $("reveal").dataset.round !== roundKey(last)) drawReveal(last);
+  const revealKey = `${roundKey(last)}:${next.finished.length}`;  // redrawn when it ends a game
+  if (revealing && $("reveal").dataset.round !== revealKey) drawReveal(last, revealKey);
   $("reveal").classList.toggle("hidden", !revealing);
   const over = next.phase === "over" && !revealing;
   $("over").classList.toggle("hidden", !over);
@@ -99,13 +100,22 @@ function show(next) {
   }
 }
 
-function drawReveal(round) {
+function drawReveal(round, key) {
   const box = $("reveal");
-  box.dataset.round = roundKey(round);
-  const players = view.finished.find((g) => g.game === round.game)?.players || view.players;
-  $("reveal-title").textContent = `Round ${round.round + 1} revealed`;
-  $("reveal-body").replaceChildren(revealView(round, players, view.seat, view.target_score));
-  box.focus();
+  const again = box.dataset.round?.startsWith(`${roundKey(round)}:`);
+  box.dataset.round = key;
+  const ended = view.finished.find((g) => g.game === round.game);  // the game's last round
+  const players = ended ? ended.players : view.players;
+  const game = view.games > 1 ? `Game ${round.game + 1}, round` : "Round";
+  $("reveal-title").textContent = `${game} ${round.round + 1} revealed`;
+  const body = [revealView(round, players, players.indexOf(view.name), view.target_score)];
+  if (ended) {
+    const winners = names(ended.winners.map((seat) => ended.players[seat]));
+    body.push(el("p", {class: "clue"}, `That was the last round: ${winners} `
+                 + `${ended.winners.length > 1 ? "share the victory" : "wins"}.`));
+  }
+  $("reveal-body").replaceChildren(...body);
+  if (!again) box.focus();
 }
 
 function drawOver(next) {
