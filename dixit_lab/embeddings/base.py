@@ -131,6 +131,7 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
 _BUILTIN: dict[str, str] = {
     "clip": "dixit_lab.embeddings.clip:ClipEmbedder",
     "conse": "dixit_lab.embeddings.conse:ConseEmbedder",
+    "ridge": "dixit_lab.embeddings.ridge:RidgeEmbedder",
     "text": "dixit_lab.embeddings.text:TextEmbedder",
 }
 _REGISTRY: dict[str, type] = {}
