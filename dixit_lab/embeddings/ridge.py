@@ -40,10 +40,7 @@ __all__ = ["RidgeEmbedder", "training_cards"]
 
 _WEIGHTS_SHA256_PREFIX = "9656183e"
 FEATURES_ID = f"efficientnet-lite2@{_WEIGHTS_SHA256_PREFIX}-avgpool"
-_IMAGE_SIZE = 260
-_CROP_PADDING = 32
-_MEAN = 127.0 / 255.0
-_STD = 128.0 / 255.0
+_IMAGE_SIZE = 260  # Lite2's input size; the preprocessing is conse's
 _lock = threading.Lock()
 _model: Any = None
 
@@ -77,21 +74,6 @@ def _load_model() -> Any:
     return _model
 
 
-def _preprocess(path: Path) -> Any:
-    import torch
-    from PIL import Image
-
-    with Image.open(path) as image:
-        image = image.convert("RGB")
-        width, height = image.size
-        crop = round(_IMAGE_SIZE / (_IMAGE_SIZE + _CROP_PADDING) * min(width, height))
-        left, top = (width - crop) // 2, (height - crop) // 2
-        image = image.resize((_IMAGE_SIZE, _IMAGE_SIZE), Image.Resampling.BICUBIC,
-                             box=(left, top, left + crop, top + crop))
-        pixels = np.asarray(image, dtype=np.float32) / 255.0
-    return torch.from_numpy((pixels - _MEAN) / _STD).permute(2, 0, 1).contiguous()
-
-
 @register_embedder("ridge")
 @dataclass(frozen=True)
 class RidgeEmbedder:
@@ -120,11 +102,14 @@ class RidgeEmbedder:
     def features(self, cards: Sequence[Card]) -> np.ndarray:
         """(len(cards), 1280) pooled EfficientNet-Lite2 features (kept per process)."""
         torch = require("torch", "offline")
+        from dixit_lab.embeddings.conse import _preprocess
+
         missing = [card for card in cards if card.id not in self._features]
-        model = _load_model() if missing else None
+        if missing:
+            model = _load_model()
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start:start + self.batch_size]
-            images = torch.stack([_preprocess(image_path(card)) for card in batch])
+            images = torch.stack([_preprocess(image_path(card), _IMAGE_SIZE) for card in batch])
             with torch.inference_mode():
                 pooled = model.extract_features(images).mean(dim=(2, 3)).numpy()
             for card, row in zip(batch, pooled, strict=True):
