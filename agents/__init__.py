@@ -1,14 +1,2 @@
-"""Built-in agents. Importing this package registers them (see ``dixit_lab.agent``)."""
-
-from agents import (
-    ambiguity,
-    calibrated,
-    literal,
-    pragmatic,
-    random_agent,
-    softmax_agent,
-    theory_of_mind,
-)
-
-__all__ = ["ambiguity", "calibrated", "literal", "pragmatic", "random_agent", "softmax_agent",
-           "theory_of_mind"]
+"""The built-in agents, one file each. They install as ``dixit_lab_agents`` and enter the agent
+registry as entry points (``pyproject.toml``), like any plugin."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.model_storyteller import ModelStoryteller
-from agents.softmax_agent import DEFAULT_TEMPERATURE
 from dixit_lab.agent import register_agent
+from dixit_lab_agents.model_storyteller import ModelStoryteller
+from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
 
 @register_agent("ambiguity")

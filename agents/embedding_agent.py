@@ -17,6 +17,8 @@ from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError, get_spac
 
 __all__ = ["EmbeddingAgent", "categorical_small", "top_cards"]
 
+_WARNED: set[tuple[str, int]] = set()  # (agent name, space) that warned of an unheard clue
+
 
 class EmbeddingAgent(Agent):
     """Base class: ``embedder`` (a spec, default the offline ``conse``) and ``clues`` (a clue
@@ -39,7 +41,6 @@ class EmbeddingAgent(Agent):
         self._rows: dict[str, list[float]] = {}
         self._clue_ids: dict[str, int | None] = {}
         self._space_key: tuple[str, int] | None = None
-        self._warned: set[str] = set()
 
     def use_space(self, space: EmbeddingSpace) -> EmbeddingAgent:
         """Perceive through ``space`` instead of loading one (tests, notebooks)."""
@@ -101,16 +102,19 @@ class EmbeddingAgent(Agent):
         """Similarity of ``text`` with every card of the deck, as a list indexed by card.
 
         A clue outside the bank is embedded on the fly when the model is installed; without
-        the model the agent warns once and sees every card as equally similar."""
+        the model the agent warns (once per process) and sees every card as equally similar."""
         row = self._rows.get(text)
         if row is None:
             try:
                 vector = self.space.text_similarity(text)
             except (KeyError, ModelUnavailableError) as error:
-                if text not in self._warned:
-                    self._warned.add(text)
+                key = (self.name, id(self.space))
+                if key not in _WARNED:  # once per agent and space: a model storyteller's
+                    _WARNED.add(key)   # every clue is new
                     warnings.warn(f"agent {self.name!r} cannot perceive clue {text!r} ({error}); "
-                                  f"it treats every card as equally similar", stacklevel=2)
+                                  f"it treats every card as equally similar for this and any "
+                                  f"other clue outside the bank (warned once per process)",
+                                  stacklevel=2)
                 vector = np.zeros(len(self.space.deck), dtype=np.float32)
             row = self._rows[text] = [float(x) for x in vector]
         return row

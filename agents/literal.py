@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.batch_tools import check_same_bank, first_max
-from agents.embedding_agent import EmbeddingAgent, top_cards
 from dixit_lab.agent import Clue, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
+from dixit_lab_agents.batch_tools import check_same_bank, first_max
+from dixit_lab_agents.embedding_agent import EmbeddingAgent, top_cards
 
 
 @register_agent("literal")

@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.batch_tools import orderable, searchsorted_rows
-from agents.literal import LiteralAgent, LiteralPolicy
-from agents.softmax_agent import DEFAULT_TEMPERATURE
 from dixit_lab.agent import Clue, GameContext, TellView
 from dixit_lab.listener_model import ListenerModel, listener_model
+from dixit_lab_agents.batch_tools import orderable, searchsorted_rows
+from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
+from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
 __all__ = ["DECOY_MODELS", "ModelStoryteller"]
 

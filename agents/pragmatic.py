@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.model_storyteller import ModelStoryteller, ModelStorytellerPolicy
-from agents.softmax_agent import DEFAULT_TEMPERATURE
 from dixit_lab.agent import GameContext, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
 from dixit_lab.listener_model import expected_storyteller_points
+from dixit_lab_agents.model_storyteller import ModelStoryteller, ModelStorytellerPolicy
+from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
 
 @register_agent("pragmatic")

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.batch_tools import nth_allowed
 from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
+from dixit_lab_agents.batch_tools import nth_allowed
 
 #: every word is in the default clue bank, so embedding agents perceive it without a model
 WORDS: tuple[str, ...] = (

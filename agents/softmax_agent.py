@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.batch_tools import categorical_rows, check_same_bank, searchsorted_rows
-from agents.embedding_agent import EmbeddingAgent, categorical_small
 from dixit_lab.agent import Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
+from dixit_lab_agents.batch_tools import categorical_rows, check_same_bank, searchsorted_rows
+from dixit_lab_agents.embedding_agent import EmbeddingAgent, categorical_small
 
 DEFAULT_TEMPERATURE = 0.05
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dixit_lab import _clock  # noqa: F401 - first: starts the clock of the whole command
 from dixit_lab.agent import Agent, Clue, available_agents, make_agent, register_agent
 from dixit_lab.cards import Card, Deck, load_deck
 from dixit_lab.game import play_game

@@ -9,22 +9,24 @@ before the round is revealed.
 from __future__ import annotations
 
 import inspect
-import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
 from dixit_lab.cards import Deck
+from dixit_lab.imports import ImportStringError, is_import_string, load_class
+from dixit_lab.registry import Registry, UnknownName
 from dixit_lab.rules import RuleSet
 from dixit_lab.seeding import CounterStream, seat_generator
-from dixit_lab.spec import parse_spec
+from dixit_lab.spec import SpecError, check_value, parse_spec, type_name
 
 __all__ = [
+    "AGENTS",
     "Agent",
+    "AgentFailure",
     "AgentSpecError",
     "Clue",
     "GameContext",
@@ -192,62 +194,61 @@ class Agent:
         return getattr(self, "spec", self.name)
 
 
+class AgentFailure(Exception):
+    """Raised by an agent to report that a decision failed, with its class: the engine records
+    a fault of that ``kind`` (``timeout``, ``crashed``, ``unparsable``, ``refused``, ``backend``
+    ...) and, for an action, plays a seeded legal fallback (``on_illegal="fallback"``)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 class AgentSpecError(ValueError):
     """An unknown agent or a bad parameter in an agent spec."""
 
 
 A = TypeVar("A", bound=type[Agent])
-_REGISTRY: dict[str, type[Agent]] = {}
-_LOADED = False
+#: Agents by name: the built-ins and plugins are entry points of the ``dixit_lab.agents`` group
+#: (see ``pyproject.toml``), imported on first use.
+AGENTS: Registry[Agent] = Registry("dixit_lab.agents", "agent", Agent)
 
 
 def register_agent(name: str) -> Callable[[A], A]:
-    """Class decorator: register an agent class under ``name``."""
+    """Class decorator: register an agent class under ``name`` (and make it its ``name``)."""
 
     def decorate(cls: A) -> A:
-        if not (isinstance(cls, type) and issubclass(cls, Agent)):
-            raise TypeError(f"register_agent({name!r}) needs a subclass of Agent")
-        existing = _REGISTRY.get(name)
-        if existing is not None and existing.__qualname__ != cls.__qualname__:
-            raise ValueError(f"agent name {name!r} is already registered by "
-                             f"{existing.__module__}.{existing.__qualname__}")
+        AGENTS.register(name)(cls)
         cls.name = name
-        _REGISTRY[name] = cls
         return cls
 
     return decorate
 
 
-def _load_plugins() -> None:
-    """Import the built-in agents and the ``dixit_lab.agents`` entry points once."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    import agents  # noqa: F401  (registers the built-in agents)
-
-    for entry in entry_points(group="dixit_lab.agents"):
-        try:
-            entry.load()
-        except Exception as error:  # a broken plugin must not hide the built-ins
-            import warnings
-
-            warnings.warn(f"could not load agent plugin {entry.name!r} ({entry.value}): "
-                          f"{error}", stacklevel=2)
-
-
 def available_agents() -> list[str]:
-    _load_plugins()
-    return sorted(_REGISTRY)
+    return AGENTS.names()
 
 
 def get_agent_class(name: str) -> type[Agent]:
-    _load_plugins()
+    """A registered agent by name, or any ``Agent`` subclass by import string
+    (``"package.module:ClassName"`` or ``"path/to/file.py:ClassName"``)."""
+    if is_import_string(name):
+        try:
+            cls = load_class(name)
+        except ImportStringError as error:
+            raise AgentSpecError(str(error)) from None
+        if not issubclass(cls, Agent):
+            raise AgentSpecError(f"{name!r}: {cls.__qualname__} is not a subclass of "
+                                 f"dixit_lab.Agent")
+        return cls
     try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise AgentSpecError(f"unknown agent {name!r}; available agents: "
-                             f"{', '.join(sorted(_REGISTRY))}") from None
+        cls = AGENTS.get(name)
+    except UnknownName as error:
+        raise AgentSpecError(f"{error}; or an import string 'package.module:ClassName' / "
+                             f"'path/to/file.py:ClassName'") from None
+    if cls.name == "agent":  # an entry point to an undecorated class: it is known by its name
+        cls.name = name
+    return cls
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,7 @@ class Parameter:
     required: bool
 
     def describe(self) -> str:
-        kind = _type_name(self.annotation)
+        kind = type_name(self.annotation)
         return f"{self.name}: {kind}" + ("" if self.required else f" = {self.default!r}")
 
 
@@ -321,34 +322,9 @@ def _format_value(value: Any) -> str:
     return repr(value)
 
 
-def _type_name(annotation: Any) -> str:
-    if isinstance(annotation, type):
-        return annotation.__name__
-    return str(annotation).replace("typing.", "")
-
-
 def _coerce(agent: str, param: Parameter, value: Any) -> Any:
     """Check ``value`` against the parameter's annotation (ints are accepted for floats)."""
-    annotation = param.annotation
-    if annotation is Any:
-        return value
-    options = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
-    for option in options:
-        if option is type(None) and value is None:
-            return None
-        if option is float and isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if option is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if option is bool and isinstance(value, bool):
-            return value
-        if option is str and isinstance(value, str):
-            return value
-        if typing.get_origin(option) is typing.Literal and value in typing.get_args(option):
-            return value
-    raise AgentSpecError(f"agent {agent!r}: parameter {param.name} must be "
-                         f"{_type_name(annotation)}, got {value!r}")
-
-
-def _is_union(annotation: Any) -> bool:
-    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    try:
+        return check_value(param.annotation, value)
+    except SpecError as error:
+        raise AgentSpecError(f"agent {agent!r}: parameter {param.name} {error}") from None

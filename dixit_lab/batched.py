@@ -23,7 +23,8 @@ import numpy as np
 
 from dixit_lab.agent import Agent, GameContext
 from dixit_lab.cards import Deck
-from dixit_lab.rules import RuleSet
+from dixit_lab.records import ROUND_FIELDS, round_json_keys
+from dixit_lab.rules import RuleSet, search_points, vote_bonus
 from dixit_lab.seeding import (
     Streams,
     game_key,
@@ -34,7 +35,8 @@ from dixit_lab.seeding import (
     uniforms,
 )
 
-__all__ = ["BatchPolicy", "Draws", "batch_supported", "play_batch", "rules_supported"]
+__all__ = ["BatchPolicy", "Draws", "batch_supported", "play_batch", "rules_supported",
+           "score_batch"]
 
 
 class Draws:
@@ -102,7 +104,7 @@ def _policies(agents: Sequence[Agent], n: int, rules: RuleSet, deck: Deck
         key = (n, rules, deck.name, len(deck))
         if key not in cache:  # prepared once per agent instance and table shape
             agent.begin_game(GameContext(0, n, rules, deck, (name,) * n))
-            cache[key] = agent.batch_policy()
+            cache[key] = agent.batch_policy()  # type: ignore[attr-defined]
         policies.append(cache[key])
     # one clue list for the table: the embedding agents' bank, or the policies' own words
     banks = [p.clue_texts for p in policies if p.clue_texts is not None]
@@ -215,14 +217,14 @@ class _Batch:
         return rounds
 
     def _decide(self, policies: list[Any], live: np.ndarray, seats: np.ndarray, action: str,
-                *args: np.ndarray, **kwargs: Any) -> list[tuple[np.ndarray, Any]]:
+                *args: np.ndarray, **kwargs: Any) -> list[tuple[np.ndarray | slice, Any]]:
         """Run ``action`` of each acting agent's policy on the games where it acts."""
         if self.single is not None:  # one agent everywhere: no grouping needed
             draws = Draws(self.seat_bases, self.seat_counters, live, seats)
             result = getattr(policies[0], action)(*args, **kwargs, draws=draws)
             return [(slice(None), result)]
         acting = self.seating[live, seats]
-        out = []
+        out: list[tuple[np.ndarray | slice, Any]] = []
         for index in np.unique(acting).tolist():
             mask = acting == index
             rows = live[mask]
@@ -289,7 +291,7 @@ class _Batch:
             own = card_owner == seat[:, None]
             for mask, result in self._decide(policies, live, seat, "vote", display, own, clues):
                 votes[np.arange(size)[mask], seat[mask]] = result
-        points = self._score(teller, display, card_owner, votes, cards)
+        points = score_batch(rules, teller, display, card_owner, votes, cards)
         self.scores[live] += points
         record = {"rows": live, "storyteller": teller, "clue": clues, "card": cards,
                   "display": display, "card_owner": card_owner, "votes": votes,
@@ -317,39 +319,6 @@ class _Batch:
         self.active[rows] = False
         self.end_round[rows] = index
         self.end_reason[rows] = reason
-
-    def _score(self, teller: np.ndarray, display: np.ndarray, card_owner: np.ndarray,
-               votes: np.ndarray, cards: np.ndarray) -> np.ndarray:
-        rules, n = self.rules, self.shape.n
-        size = teller.size
-        target = np.argmax(display == cards[:, None], axis=1)
-        voting = votes >= 0
-        found = voting & (votes == target[:, None])
-        finders = found.sum(axis=1)
-        voters = n - 1
-        owner_of_vote = np.take_along_axis(card_owner, np.maximum(votes, 0), axis=1)
-        received = np.zeros((size, n), dtype=np.int64)
-        decoy_votes = voting & ~found
-        for seat in range(n):
-            received[:, seat] = (decoy_votes & (owner_of_vote == seat)).sum(axis=1)
-        is_teller = np.arange(n)[None, :] == teller[:, None]
-        search = np.zeros((size, n), dtype=np.int64)
-        all_or_none = (finders == 0) | (finders == voters)
-        search[all_or_none[:, None] & ~is_teller] = rules.all_or_none_points
-        some = ~all_or_none
-        finder_points = np.full(size, rules.finder_points)
-        teller_points = np.full(size, rules.storyteller_points)
-        if rules.lone_finder_points is not None:
-            lone = some & (finders == 1)
-            finder_points[lone] = rules.lone_finder_points
-            teller_points[lone] = rules.lone_finder_points
-        search[some[:, None] & found] = np.broadcast_to(finder_points[:, None],
-                                                        (size, n))[some[:, None] & found]
-        search[some[:, None] & is_teller] = teller_points[some]
-        bonus = np.where(is_teller, 0, received)
-        if rules.vote_bonus_cap is not None:
-            bonus = np.minimum(bonus, rules.vote_bonus_cap)
-        return search + bonus
 
     def _refill(self, rows: np.ndarray, teller: np.ndarray, index: int) -> bool:
         """Refill the hands of ``rows`` (all games are at the same pile length). True if the
@@ -425,19 +394,20 @@ class _Batch:
             return np.array(parts, dtype=object)
 
         b = len(self.seeds)
+        keys = round_json_keys()
         clue_json = np.array([dumps(text) for text in clue_texts], dtype=object)
         by_round = np.full((len(rounds), b), "", dtype=object)
         for index, rnd in enumerate(rounds):
-            by_round[index, rnd["rows"]] = _concat([
-                '{"storyteller":', numbers[rnd["storyteller"] + 1],
-                ',"clue":', clue_json[rnd["clue"]],
-                ',"storyteller_card":', numbers[rnd["card"] + 1],
-                ',"display":[', rows(rnd["display"]),
-                '],"card_owner":[', rows(rnd["card_owner"]),
-                '],"votes":[', rows(rnd["votes"]),
-                '],"points":[', rows(rnd["points"]),
-                '],"scores":[', rows(rnd["scores"]),
-                '],"storyteller_hand":[', rows(rnd["hand"]), "]}"], rnd["rows"].size)
+            values = {"storyteller": numbers[rnd["storyteller"] + 1],
+                      "clue": clue_json[rnd["clue"]],
+                      "storyteller_card": numbers[rnd["card"] + 1],
+                      "display": rows(rnd["display"]), "card_owner": rows(rnd["card_owner"]),
+                      "votes": rows(rnd["votes"]), "points": rows(rnd["points"]),
+                      "scores": rows(rnd["scores"]), "storyteller_hand": rows(rnd["hand"])}
+            pieces: list[Any] = []
+            for (name, _), (opening, closing) in zip(ROUND_FIELDS, keys, strict=True):
+                pieces += [opening, values[name], closing]
+            by_round[index, rnd["rows"]] = _concat([*pieces, "}"], rnd["rows"].size)
         played = (self.end_round + 1).tolist()  # a game plays rounds 0..end_round
         game_rounds = np.array([",".join(fragments[:count]) for fragments, count
                                 in zip(by_round.T.tolist(), played, strict=True)], dtype=object)
@@ -474,6 +444,29 @@ def _concat(columns: list[Any], size: int) -> np.ndarray:
 
 
 _PLAYERS_JSON: dict[tuple[str, ...], str] = {}
+
+
+def score_batch(rules: RuleSet, teller: np.ndarray, display: np.ndarray,
+                card_owner: np.ndarray, votes: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """The points by seat of many rounds at once, (R, n): :func:`dixit_lab.rules.search_points`
+    and :func:`~dixit_lab.rules.vote_bonus` over arrays, the rule ``round_points`` applies to
+    one round. ``votes`` is (R, n) with -1 for the storyteller, ``cards`` the storyteller's
+    cards (R,)."""
+    n = votes.shape[1]
+    target = np.argmax(display == cards[:, None], axis=1)
+    voting = votes >= 0
+    found = voting & (votes == target[:, None])
+    finders = found.sum(axis=1)
+    owner_of_vote = np.take_along_axis(card_owner, np.maximum(votes, 0), axis=1)
+    decoy_votes = voting & ~found
+    received = np.stack([(decoy_votes & (owner_of_vote == seat)).sum(axis=1)
+                         for seat in range(n)], axis=1)
+    storyteller, finder, missed = (np.asarray(table, dtype=np.int64)
+                                   for table in search_points(rules, n))
+    points = np.where(found, finder[finders][:, None], missed[finders][:, None])
+    points = points + vote_bonus(rules, received)
+    is_teller = np.arange(n)[None, :] == teller[:, None]
+    return np.where(is_teller, storyteller[finders][:, None], points)
 
 
 def _meta_json(meta: dict[str, Any], dumps: Any) -> str:

@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import inspect
+import re
 import sys
+import textwrap
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from dixit_lab.agent import AgentSpecError, agent_parameters, available_agents, get_agent_class
+from dixit_lab.executors import executor_names
+from dixit_lab.sweep_folder import sweep_points
 
 __all__ = ["main"]
 
 
 class CliError(Exception):
     """A user error: printed as one line, exit status 2."""
+
+
+def _seconds_since_start() -> float:
+    """Seconds since the package was first imported: the whole command but the interpreter's
+    own start-up."""
+    from dixit_lab._clock import STARTED
+
+    return time.perf_counter() - STARTED
 
 
 def _parse_override(text: str) -> tuple[str, object]:
@@ -73,8 +87,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def _print_summary(records: list, n_players: int) -> None:
     games = len(records)
+    if not games:
+        print("games        0 (nothing to summarise)")
+        return
     rounds = sum(len(r.rounds) for r in records) / games
     reasons = Counter(r.end_reason for r in records)
     print(f"games        {games}")
@@ -93,20 +117,27 @@ def cmd_agents(args: argparse.Namespace) -> int:
     for name in available_agents():
         cls = get_agent_class(name)
         params = ", ".join(p.describe() for p in agent_parameters(cls))
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         print(f"{name}({params})")
-        if doc:
-            print(f"    {doc}")
+        for line in textwrap.wrap(_first_paragraph(cls.__doc__), width=92):
+            print(f"    {line}")
     return 0
 
 
+def _first_paragraph(doc: str | None) -> str:
+    """A docstring's first paragraph as one line of plain text (no reST backticks/roles)."""
+    paragraph = inspect.cleandoc(doc or "").split("\n\n")[0]
+    text = " ".join(paragraph.split())
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)  # :class:`X` -> X
+    return text.replace("``", "").replace("`", "")
+
+
 def cmd_fit_listener(args: argparse.Namespace) -> int:
-    from dixit_lab.calibration import fit_listener
+    from dixit_lab.listener_fit import fit_listener
 
     if bool(args.results) == bool(args.config):
         raise CliError("fit-listener: give results folders or --config (one of the two)")
     if args.config:
-        from dixit_lab.calibration_eval import run_training
+        from dixit_lab.listener_fit_eval import run_training
 
         args.results = [run_training(args.config)]
     fitted = fit_listener(args.results, embedder=args.embedder, clue_bank=args.clues,
@@ -123,7 +154,7 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
         print(f"{label:<16} {m['log_loss']:>9.4f} {m['brier']:>7.4f} {m['mean_predicted']:>7.3f} "
               f"{m['mean_observed']:>8.3f}")
     if args.plot:
-        from dixit_lab.calibration_eval import plot_reliability
+        from dixit_lab.listener_fit_eval import plot_reliability
 
         print(f"wrote {plot_reliability(info, args.plot)}")
     print(f"wrote {path}")
@@ -149,11 +180,14 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     result = run_experiment(config, args.out, executor=args.executor, workers=args.workers,
                             chunk_size=args.chunk_size, show_progress=not args.quiet,
-                            address=args.address)
-    rate = f"{result.games_per_second:.0f} games/s" if result.played else "nothing to play"
+                            address=args.address, exchanges=args.exchanges)
+    speed = result.games_per_second
+    rate = (f"{speed:.0f} games/s" if speed >= 10 else f"{speed:.2f} games/s") \
+        if result.played else "nothing to play"  # model games take seconds each
     workers = f"{result.workers} worker(s)" if result.workers else "the cluster's CPUs"
-    print(f"{config.name}: {result.games} games ({result.played} played this run, {rate}, "
-          f"{workers}, {result.wall_seconds:.1f} s)")
+    print(f"{config.name}: {result.games} games ({result.played} played this run, {rate} in "
+          f"{result.wall_seconds:.1f} s of play, {workers}; the whole command "
+          f"{_seconds_since_start():.1f} s)")
     print(f"results: {result.folder}  (report: {result.folder / 'report.md'})")
     _print_agents(result.folder)
     return 0
@@ -176,29 +210,37 @@ def _print_agents(folder: Path) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     from dixit_lab.replay import replay_folder
 
-    compared, difference = replay_folder(args.folder, executor=args.executor,
-                                         workers=args.workers, show_progress=not args.quiet,
-                                         address=args.address)
-    if difference is not None:
-        print(f"DIFFERENT after {compared} game(s): {difference}")
-        return 1
-    print(f"identical: {compared} games replayed byte for byte")
+    points = sweep_points(args.folder)
+    folders = [(f"point {p.point} ({p.label}): ", p.folder) for p in points or []] \
+        or [("", Path(args.folder))]
+    total = 0
+    for prefix, folder in folders:
+        compared, difference = replay_folder(folder, executor=args.executor,
+                                             workers=args.workers, show_progress=not args.quiet,
+                                             address=args.address)
+        total += compared
+        if difference is not None:
+            print(f"{prefix}DIFFERENT after {compared} game(s): {difference}")
+            return 1
+        if points:
+            print(f"{prefix}identical: {compared} games")
+    print(f"identical: {total} games replayed byte for byte"
+          + (f" ({len(folders)} sweep points)" if points else ""))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from dixit_lab.outputs import write_outputs
-    from dixit_lab.report import write_sweep_report
+    from dixit_lab.results_tables import write_tables
+    from dixit_lab.sweep_report import write_sweep_report
 
     folder = Path(args.folder)
-    if (folder / "sweep.csv").is_file():
-        import pandas as pd
-
-        for sub in pd.read_csv(folder / "sweep.csv")["folder"]:
-            write_outputs(folder / str(sub))
+    points = sweep_points(folder)
+    if points is not None:
+        for point in points:
+            write_tables(point.folder)
         path = write_sweep_report(folder)
     else:
-        write_outputs(folder)
+        write_tables(folder)
         path = folder / "report.md"
     print(f"wrote {path}")
     return 0
@@ -207,9 +249,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from dixit_lab.cards import DeckError, load_deck
     from dixit_lab.records import read_jsonl
-    from dixit_lab.report import show_game
+    from dixit_lab.show import show_game
 
     path = Path(args.folder)
+    points = sweep_points(path)
+    if points is not None:
+        chosen = [p for p in points if p.point == args.point]
+        if not chosen:
+            listing = "; ".join(f"--point {p.point}: {p.label}" for p in points)
+            raise CliError(f"{path} is a sweep of {len(points)} points: choose one with "
+                           f"--point N ({listing})")
+        path = chosen[0].folder
+    elif args.point is not None:
+        raise CliError(f"{path} is not a sweep folder (no sweep.csv): leave out --point")
     path = path / "games.jsonl" if path.is_dir() else path
     for index, record in enumerate(read_jsonl(path)):
         if record.meta.get("game", index) == args.game:
@@ -230,12 +282,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     data = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
-    out = Path(args.out) if args.out else config.results_dir().with_name(config.name + "_tune")
+    out = Path(args.out) if args.out else config.results_dir()
     candidates = tune(data, args.config, out, workers=args.workers)
     alive = [c for c in candidates if c.alive]
     best = max(alive, key=lambda c: c.mean)
-    print(f"best value: {best.value:g} (mean {best.mean:.3f} ± {best.half_width:.3f}, "
-          f"{len(best.samples)} games); still in the race: "
+    print(f"best value: {best.value:g} (mean {best.mean:.3f} ± {best.half_width:.3f} = 95% "
+          f"interval half-width, {len(best.samples)} games); still in the race: "
           f"{', '.join(f'{c.value:g}' for c in alive)}")
     print(f"wrote {out / 'tune.csv'} and {out / 'tune.png'}")
     return 0
@@ -251,6 +303,15 @@ def cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_bench(args: argparse.Namespace) -> int:
+    from dixit_lab.bench_export import TIERS, export_bench
+
+    counts = export_bench(args.results, args.out, per_tier=args.per_tier, seed=args.seed)
+    print(f"wrote {sum(counts.values())} items to {args.out} ("
+          + ", ".join(f"{tier} {counts[tier]}" for tier in TIERS) + ")")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dixit-lab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -262,10 +323,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override a rule option, e.g. --set lone_finder_points=4")
     sim.add_argument("--agents", default="random",
                      help="one agent spec for every seat, or a comma-separated spec per seat")
-    sim.add_argument("--games", type=int, default=200)
+    sim.add_argument("--games", type=_non_negative, default=200)
     sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--deck", default="numbered-84",
-                     help="bundled deck name, 'numbered-N', or a folder of images")
+    sim.add_argument("--deck", default="dreams",
+                     help="bundled deck name (dreams: images with embeddings, for every agent), "
+                          "'numbered-N' (rules-only, for random agents), or a folder of images")
     sim.add_argument("--on-illegal", choices=["raise", "fallback"], default="raise")
     sim.add_argument("--out", help="also write the games as JSON Lines to this file")
     sim.set_defaults(func=cmd_simulate)
@@ -293,18 +355,26 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("config", help="experiment YAML (see experiments/)")
     run.add_argument("--out", help="results folder (default: the config's out, or "
                                    "results/<name>)")
-    run.add_argument("--executor", choices=["local", "process", "ray"],
-                     help="override the config's executor (ray: pip install \"dixit-lab[ray]\")")
+    run.add_argument("--executor", choices=executor_names(),
+                     help="override the config's executor (ray: from the clone, "
+                          "pip install -e \".[ray]\")")
     run.add_argument("--workers", type=int, help="worker processes (default: all cores)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. "
                                        "HEAD:6379 (default: the config's, else a local Ray)")
     run.add_argument("--chunk-size", type=int, help="games per chunk sent to a worker")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    models = run.add_mutually_exclusive_group()  # model agents' exchanges (docs/vlm.md)
+    models.add_argument("--record-only", dest="exchanges", action="store_const", const="record",
+                        help="model agents call their endpoint for every decision, reusing "
+                             "nothing recorded")
+    models.add_argument("--replay-only", dest="exchanges", action="store_const", const="replay",
+                        help="model agents only reuse recorded replies (no server needed)")
     run.set_defaults(func=cmd_run)
 
-    rep = sub.add_parser("replay", help="re-play every game of a results folder and compare")
+    rep = sub.add_parser("replay", help="re-play every game of a results folder (or of every "
+                                        "point of a sweep folder) and compare")
     rep.add_argument("folder")
-    rep.add_argument("--executor", choices=["local", "process", "ray"], default="process")
+    rep.add_argument("--executor", choices=executor_names(), default="process")
     rep.add_argument("--workers", type=int)
     rep.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 "
                                        "(default: a local Ray)")
@@ -316,13 +386,14 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(func=cmd_report)
 
     show = sub.add_parser("show", help="print one game round by round")
-    show.add_argument("folder", help="results folder or games.jsonl")
+    show.add_argument("folder", help="results folder, sweep folder or games.jsonl")
     show.add_argument("--game", type=int, default=0)
+    show.add_argument("--point", type=int, help="the sweep point (for a sweep folder)")
     show.set_defaults(func=cmd_show)
 
     tune = sub.add_parser("tune", help="search one parameter for the best value of a metric")
     tune.add_argument("config", help="experiment YAML with a tune section")
-    tune.add_argument("--out", help="folder (default: results/<name>_tune)")
+    tune.add_argument("--out", help="folder (default: the config's out, or results/<name>)")
     tune.add_argument("--workers", type=int)
     tune.set_defaults(func=cmd_tune)
 
@@ -333,6 +404,18 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--clues", default="default")
     embed.add_argument("--out", help="folder (default: data/embeddings)")
     embed.set_defaults(func=cmd_embed)
+
+    bench = sub.add_parser("export-bench", help="a static listener set (clue, cards, answer, "
+                                                "difficulty tier) from logged games")
+    bench.add_argument("results", nargs="+", help="results folders or games.jsonl files")
+    bench.add_argument("--out", required=True, help="the items, as JSON Lines")
+    bench.add_argument("--per-tier", type=int, help="at most this many items of each tier")
+    bench.add_argument("--seed", type=int, default=0, help="draws the --per-tier sample")
+    bench.set_defaults(func=cmd_export_bench)
+
+    from dixit_lab.web.commands import add_commands as add_web_commands  # play, view
+
+    add_web_commands(sub)
 
     ag = sub.add_parser("agents", help="list the registered agents and their parameters")
     ag.set_defaults(func=cmd_agents)

@@ -1,4 +1,5 @@
-"""Executors: play chunks of games in this process, in a pool of worker processes, or on Ray.
+"""Executors: play chunks of games in this process, in a pool of worker processes, or on Ray
+(:mod:`dixit_lab.ray_executor`), each registered by name.
 
 Chunks come back as they finish (in any order); every game is determined by its spec, so the
 records do not depend on the executor or the number of workers.
@@ -6,16 +7,31 @@ records do not depend on the executor or the number of workers.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from functools import partial
 from pathlib import Path
+from typing import Any, Protocol
 
-from dixit_lab.files import atomic_write_text
+from dixit_lab.atomic import atomic_write_text
+from dixit_lab.registry import Registry
 from dixit_lab.tournament import GameSpec, TableSetup, play_chunk
 
-__all__ = ["available_workers", "chunked", "part_name", "play_and_save", "run_chunks"]
+__all__ = [
+    "EXECUTORS",
+    "Executor",
+    "LocalExecutor",
+    "ProcessExecutor",
+    "available_workers",
+    "chunked",
+    "executor_names",
+    "get_executor",
+    "part_name",
+    "play_and_save",
+    "run_chunks",
+]
 
 
 def available_workers() -> int:
@@ -45,43 +61,109 @@ def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path
     return [(index, None) for index, _ in results]
 
 
+class Executor(Protocol):
+    """Where chunks of games are played. Executors are registered as entry points of the
+    ``dixit_lab.executors`` group (``pyproject.toml``); the config schema and the command
+    line take their names from the registry."""
+
+    #: whether the workers write each chunk's part file themselves (the runner passes
+    #: ``parts``; only for workers on this machine)
+    writes_parts: bool
+
+    def default_workers(self, address: str | None) -> int:
+        """Workers when the config names none (0: as many as the cluster has CPUs)."""
+        ...
+
+    def session(self, address: str | None, workers: int | None
+                ) -> contextlib.AbstractContextManager[Any]:
+        """A context held around a whole run, sweep or search (e.g. one Ray connection)."""
+        ...
+
+    def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
+            address: str | None, parts: Path | None
+            ) -> Iterator[list[tuple[int, str | None]]]:
+        """Yield each chunk's (game index, JSON line) pairs as the chunks finish; with
+        ``parts``, ``(index, None)`` pairs for chunks whose part file a worker wrote."""
+        ...
+
+
+EXECUTORS: Registry[Any] = Registry("dixit_lab.executors", "executor", object)
+
+
+def get_executor(name: str) -> Executor:
+    """An instance of the executor registered as ``name``."""
+    return EXECUTORS.get(name)()
+
+
+def executor_names() -> list[str]:
+    return EXECUTORS.names()
+
+
+class LocalExecutor:
+    """Every chunk in this process, one after the other."""
+
+    writes_parts = False
+
+    def default_workers(self, address: str | None) -> int:
+        return 1
+
+    def session(self, address: str | None, workers: int | None
+                ) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+    def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
+            address: str | None, parts: Path | None
+            ) -> Iterator[list[tuple[int, str | None]]]:
+        for chunk in chunks:
+            yield list(play_chunk(setup, chunk))
+
+
+class ProcessExecutor(LocalExecutor):
+    """A pool of worker processes on this machine (default: one per core), forked after the
+    agents, spaces and models are prepared here once, so that they inherit them."""
+
+    writes_parts = True
+
+    def default_workers(self, address: str | None) -> int:
+        return available_workers()
+
+    def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
+            address: str | None, parts: Path | None
+            ) -> Iterator[list[tuple[int, str | None]]]:
+        count = min(workers or available_workers(), len(chunks))
+        if count <= 1:
+            yield from LocalExecutor().run(setup, chunks, 1, address, None)
+            return
+        task: Callable[[TableSetup, list[GameSpec]], list[tuple[int, str | None]]] = (
+            partial(play_and_save, parts=parts) if parts is not None else play_chunk)  # type: ignore[assignment]
+        # Prepare the agents, spaces and models here, once: forked workers inherit them
+        # instead of each building its own (one game, thrown away; chunks replay it).
+        play_chunk(setup, chunks[0][:1])
+        with ProcessPoolExecutor(max_workers=count) as pool:
+            pending: set[Future[list[tuple[int, str | None]]]] = set()
+            queue = iter(chunks)
+            for chunk in queue:  # keep a few chunks in flight per worker, not all of them
+                pending.add(pool.submit(task, setup, chunk))
+                if len(pending) >= 2 * count:
+                    break
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+                    following = next(queue, None)
+                    if following is not None:
+                        pending.add(pool.submit(task, setup, following))
+
+
 def run_chunks(setup: TableSetup, chunks: list[list[GameSpec]], kind: str = "process",
                workers: int | None = None, address: str | None = None,
                parts: Path | None = None) -> Iterator[list[tuple[int, str | None]]]:
-    """Yield each chunk's (game index, JSON line) pairs as soon as the chunk is done.
-    ``address`` is the Ray cluster of the ``ray`` executor (None: a local Ray instance).
-    With ``parts`` (a folder on this machine), the process pool's workers write each chunk's
-    part file themselves and yield ``(index, None)`` pairs."""
-    if kind == "ray":
-        from dixit_lab.ray_executor import run_chunks_ray
-
-        yield from run_chunks_ray(setup, chunks, address=address, workers=workers)
+    """Yield each chunk's (game index, JSON line) pairs as soon as the chunk is done, on the
+    executor registered as ``kind``. ``address`` is a cluster's (for ``ray``; None: a local
+    instance). With ``parts`` (a folder on this machine), executors whose workers write part
+    files themselves yield ``(index, None)`` pairs."""
+    executor = get_executor(kind)
+    if not chunks:
         return
-    if kind == "local" or not chunks:
-        for chunk in chunks:
-            yield play_chunk(setup, chunk)
-        return
-    if kind != "process":
-        raise ValueError(f"unknown executor {kind!r}; allowed: local, process, ray")
-    count = min(workers or available_workers(), len(chunks))
-    if count <= 1:
-        yield from run_chunks(setup, chunks, "local")
-        return
-    task = partial(play_and_save, parts=parts) if parts is not None else play_chunk
-    # Prepare the agents, spaces and models here, once: forked workers inherit them instead
-    # of each building its own (one game, thrown away; chunks replay it).
-    play_chunk(setup, chunks[0][:1])
-    with ProcessPoolExecutor(max_workers=count) as pool:
-        pending: set[Future[list[tuple[int, str | None]]]] = set()
-        queue = iter(chunks)
-        for chunk in queue:  # keep a few chunks in flight per worker, not all of them
-            pending.add(pool.submit(task, setup, chunk))
-            if len(pending) >= 2 * count:
-                break
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield future.result()
-                chunk = next(queue, None)
-                if chunk is not None:
-                    pending.add(pool.submit(task, setup, chunk))
+    yield from executor.run(setup, chunks, workers, address,
+                            parts if executor.writes_parts else None)

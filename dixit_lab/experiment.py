@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from dixit_lab.agent import AgentSpecError, make_agent
 from dixit_lab.cards import DeckError, load_deck
@@ -51,11 +58,34 @@ class PlayerEntry(_Strict):
     agent: str
     params: dict[str, Any] = Field(default_factory=dict)
     count: int = Field(default=1, ge=1)
+    #: ``process``: the agent lives in its own OS process and sees only serialised views (for
+    #: agents you don't trust); ``none``: in the worker's process (the default, faster).
+    isolation: Literal["none", "process"] = "none"
+    #: seconds an isolated agent may take for one call; over it, the call is a fault of kind
+    #: ``timeout`` and the seat plays seeded fallbacks for the rest of that game
+    decision_timeout: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _timeout_needs_isolation(self) -> PlayerEntry:
+        if self.decision_timeout is not None and self.isolation != "process":
+            raise ValueError("decision_timeout needs isolation: process (an agent in the "
+                             "worker's own process cannot be stopped safely)")
+        return self
 
     def spec(self) -> str:
-        """The canonical agent spec, with ``params`` merged over the spec string's."""
+        """The canonical agent spec, with ``params`` merged over the spec string's. An
+        isolated agent's spec is checked in a child process: its code never runs here."""
         base, inline = parse_spec(self.agent)
-        return make_agent(format_spec(base, {**inline, **self.params})).spec
+        written = format_spec(base, {**inline, **self.params})
+        if self.isolation == "process":
+            from dixit_lab.isolation import isolated_spec
+
+            return isolated_spec(written)
+        return make_agent(written).spec
+
+    def isolation_timeout(self) -> tuple[bool, float | None]:
+        """(isolated, decision timeout) of this player's seats."""
+        return self.isolation == "process", self.decision_timeout
 
     def display_name(self) -> str:
         return self.name or self.spec()
@@ -83,14 +113,25 @@ class ExecutorConfig(_Strict):
     """Where games run: ``local`` (this process), ``process`` (a pool of worker processes;
     ``workers`` defaults to all cores) or ``ray`` (a Ray cluster at ``address``, e.g.
     ``HEAD:6379``; no address starts a local Ray instance with ``workers`` CPUs; needs
-    ``pip install "dixit-lab[ray]"``). Games go out in chunks of ``chunk_size`` (default: 25
-    games for the reference engine, 1,000 for the batched one); every executor gives the same
-    records."""
+    ``pip install -e ".[ray]"`` from the clone). Games go out in chunks of ``chunk_size``
+    (default: 25 games for the reference engine, 1,000 for the batched one); every executor
+    gives the same records."""
 
-    kind: Literal["local", "process", "ray"] = "process"
+    kind: str = "process"
     workers: int | None = Field(default=None, ge=1)
     chunk_size: int | None = Field(default=None, ge=1)
     address: str | None = None
+
+
+    @field_validator("kind")
+    @classmethod
+    def _known_executor(cls, value: str) -> str:
+        from dixit_lab.executors import executor_names
+
+        if value not in executor_names():
+            raise ValueError(f"unknown executor {value!r}; allowed: "
+                             f"{', '.join(executor_names())}")
+        return value
 
 
 class TuneConfig(_Strict):
@@ -149,6 +190,10 @@ class ExperimentConfig(_Strict):
     def seats(self) -> list[tuple[str, str]]:
         """(name, spec) of every seat of the pool, players expanded by ``count``."""
         return [(p.display_name(), p.spec()) for p in self.players for _ in range(p.count)]
+
+    def isolation(self) -> tuple[tuple[bool, float | None], ...]:
+        """(isolated, decision timeout) of every seat of the pool, as :meth:`seats`."""
+        return tuple(p.isolation_timeout() for p in self.players for _ in range(p.count))
 
     @property
     def table_size(self) -> int:

@@ -22,7 +22,16 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from dixit_lab.agent import Agent, Clue, GameContext, PublicRound, SubmitView, TellView, VoteView
+from dixit_lab.agent import (
+    Agent,
+    AgentFailure,
+    Clue,
+    GameContext,
+    PublicRound,
+    SubmitView,
+    TellView,
+    VoteView,
+)
 from dixit_lab.cards import Deck
 from dixit_lab.records import EndReason, Fault, GameRecord, RoundRecord
 from dixit_lab.rules import IllegalAction, RuleSet, round_points
@@ -48,6 +57,7 @@ __all__ = [
     "GameSteps",
     "IllegalAction",
     "Phase",
+    "agent_answer",
     "play_game",
 ]
 
@@ -110,14 +120,9 @@ def play_game(
             game.hook_failed(seat, "begin_game", error)
     event = game.start()
     while event is not None:
-        if type(event) is Phase:
-            answers: list[Any] = []
-            for decision in event.decisions:
-                try:
-                    answers.append(getattr(agents[decision.seat], decision.action)(decision.view))
-                except Exception as error:
-                    answers.append(Failure("raised", _raised(error), error))
-            event = game.send(answers)
+        if isinstance(event, Phase):
+            event = game.send([agent_answer(agents[decision.seat], decision)
+                               for decision in event.decisions])
         else:
             for seat, agent in enumerate(agents):
                 try:
@@ -125,7 +130,22 @@ def play_game(
                 except Exception as error:
                     game.hook_failed(seat, "observe", error)
             event = game.send(None)
+    assert game.record is not None
     return game.record
+
+
+def agent_answer(agent: Agent, decision: Decision,
+                 fatal: tuple[type[BaseException], ...] = ()) -> Any:
+    """``agent``'s answer to ``decision``: what it returns, or the :class:`Failure` that its
+    exception stands for (an exception of a ``fatal`` class propagates: it stops the run)."""
+    try:
+        return getattr(agent, decision.action)(decision.view)
+    except fatal:
+        raise
+    except AgentFailure as failure:
+        return Failure(failure.kind, str(failure), failure)
+    except Exception as error:
+        return Failure("raised", _raised(error), error)
 
 
 class GameSteps:
@@ -200,7 +220,10 @@ class GameSteps:
 
     def hook_failed(self, seat: int, hook: str, error: BaseException) -> None:
         """An agent's ``begin_game`` or ``observe`` raised: a fault of the current round."""
-        self._fault(seat, hook, _raised(error), "raised", error)
+        if isinstance(error, AgentFailure):
+            self._fault(seat, hook, str(error), error.kind, error)
+        else:
+            self._fault(seat, hook, _raised(error), "raised", error)
 
     # -- faults -----------------------------------------------------------------------------
 

@@ -27,14 +27,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from dixit_lab.intervals import bounded_mean_interval
-from dixit_lab.records import GameRecord, games_to_frame
+from dixit_lab.intervals import bounded_mean_interval, wilson_from_effective
+from dixit_lab.metric_catalogue import agent_columns
+from dixit_lab.records import GameRecord, games_to_frame, player_names
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -55,36 +55,22 @@ __all__ = [
 #: Storyteller outcomes in the order used by tables and plots.
 OUTCOMES: tuple[str, ...] = ("all_found", "some_found", "none_found")
 
-#: The columns of :func:`agent_table`, in order.
+#: The columns of :func:`agent_table`, in order: counts, and the catalogue's metrics with
+#: their intervals (:mod:`dixit_lab.metric_catalogue`).
 AGENT_COLUMNS: tuple[str, ...] = (
     "player", "agent", "seats", "games",
-    "win_share", "win_share_ci_low", "win_share_ci_high", "win_share_per_seat",
-    "points_per_game", "points_per_game_ci_low", "points_per_game_ci_high",
+    *agent_columns(("win_share",)), "win_share_per_seat",
+    *agent_columns(("points_per_game",)),
     "storyteller_turns",
-    "all_found_rate", "all_found_rate_ci_low", "all_found_rate_ci_high",
-    "some_found_rate", "some_found_rate_ci_low", "some_found_rate_ci_high",
-    "none_found_rate", "none_found_rate_ci_low", "none_found_rate_ci_high",
-    "storyteller_points_per_turn", "storyteller_points_per_turn_ci_low",
-    "storyteller_points_per_turn_ci_high",
+    *agent_columns(tuple(f"{outcome}_rate" for outcome in OUTCOMES)),
+    *agent_columns(("storyteller_points_per_turn",)),
     "listener_turns",
-    "listener_accuracy", "listener_accuracy_ci_low", "listener_accuracy_ci_high",
-    "decoy_votes_per_turn", "decoy_votes_per_turn_ci_low", "decoy_votes_per_turn_ci_high",
+    *agent_columns(("listener_accuracy", "decoy_votes_per_turn")),
     "faults",
 )
 
 
 # -- names ---------------------------------------------------------------------------------
-
-
-def player_names(record: GameRecord) -> tuple[str, ...]:
-    """The player name of each seat: ``record.meta["players"]`` if present, else the specs."""
-    names = record.meta.get("players")
-    if names is None:
-        return tuple(record.agents)
-    if len(names) != record.n_players:
-        raise ValueError(f"game {record.meta.get('game', '?')}: meta['players'] names "
-                         f"{len(names)} players for {record.n_players} seats")
-    return tuple(str(name) for name in names)
 
 
 # -- tidy frames ---------------------------------------------------------------------------
@@ -95,34 +81,52 @@ def rounds_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
 
     ``record_index`` (position of the game in ``records``: the clustering key, unique even if
     ``meta["game"]`` is not), ``player`` (the name of the seat), ``storyteller_seat``,
-    ``n_finders`` (voters who found the storyteller's card this round), ``n_voters``,
-    ``decoy_votes`` (votes received on the seat's own cards as a listener; 0 for the
-    storyteller, whose received votes are finds) and ``faults`` (faults of this seat this round).
+    ``storyteller_card`` and ``voted_card`` (card ids such as ``dreams-042``, as in the deck's
+    ``cards.csv``; <NA> for the storyteller's own vote), ``n_finders`` (voters who found the
+    storyteller's card this round), ``n_voters`` and ``decoy_votes`` (votes received on the
+    seat's own cards as a listener; 0 for the storyteller, whose received votes are finds).
+    Every column and its type: docs/results.md.
     """
     records = list(records)
     frame = games_to_frame(records)
     extra: dict[str, list[Any]] = {key: [] for key in (
-        "record_index", "player", "storyteller_seat", "n_finders", "n_voters", "faults")}
+        "record_index", "player", "storyteller_seat", "storyteller_card", "voted_card",
+        "n_finders", "n_voters")}
     for index, record in enumerate(records):
         names = player_names(record)
+        ids = _card_namer(record.deck)
         for rnd in record.rounds:
             n_finders = len(rnd.finders)
-            faults = Counter(fault.seat for fault in rnd.faults)
             for seat in range(record.n_players):
+                vote = rnd.votes[seat]
                 extra["record_index"].append(index)
                 extra["player"].append(names[seat])
                 extra["storyteller_seat"].append(rnd.storyteller)
+                extra["storyteller_card"].append(ids(rnd.storyteller_card))
+                extra["voted_card"].append(None if vote is None else ids(rnd.display[vote]))
                 extra["n_finders"].append(n_finders)
                 extra["n_voters"].append(record.n_players - 1)
-                extra["faults"].append(faults[seat])
     if frame.empty:
         columns = [*frame.columns, *extra, "decoy_votes"]
         return pd.DataFrame(columns=columns)
     for key, values in extra.items():
         frame[key] = values
+    for key in ("storyteller_card", "voted_card"):
+        frame[key] = frame[key].astype("string")
     listener = frame["role"] == "listener"
     frame["decoy_votes"] = frame["votes_received"].where(listener, 0).astype(int)
     return frame
+
+
+def _card_namer(deck: str) -> Any:
+    """Deck index -> card id (``dreams-042``); ``#41`` when the deck cannot be loaded here."""
+    from dixit_lab.cards import DeckError, load_deck
+
+    try:
+        cards = load_deck(deck).cards
+    except (DeckError, OSError, ValueError):
+        return lambda index: f"#{index}"
+    return lambda index: cards[index].id if 0 <= index < len(cards) else f"#{index}"
 
 
 def seat_games_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
@@ -154,45 +158,27 @@ def seat_games_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
 # -- intervals -----------------------------------------------------------------------------
 
 
-def _z(confidence: float) -> float:
+def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion; ``(nan, nan)`` with no trials
+    (:func:`dixit_lab.intervals.wilson_from_effective` at ``trials`` independent trials)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
-
-
-def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval for a binomial proportion; ``(nan, nan)`` with no trials."""
     if trials <= 0:
         return (math.nan, math.nan)
     if not 0 <= successes <= trials:
         raise ValueError(f"successes must be in 0..{trials}, got {successes}")
-    z = _z(confidence)
-    rate = successes / trials
-    denominator = 1.0 + z * z / trials
-    centre = (rate + z * z / (2.0 * trials)) / denominator
-    half = z / denominator * math.sqrt(rate * (1.0 - rate) / trials
-                                       + z * z / (4.0 * trials * trials))
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return wilson_from_effective(successes / trials, trials, confidence)
 
 
 def t_quantile(probability: float, df: float) -> float:
-    """Quantile of Student's t distribution (exact for df 1 and 2, else the Cornish-Fisher
-    expansion of Abramowitz & Stegun 26.7.5: within 0.2 % of the exact two-sided 95 % quantile at
-    df = 3, within 0.01 % from df = 5). Pure Python, so results do not depend on SciPy."""
+    """Quantile of Student's t distribution (``scipy.stats.t.ppf``)."""
+    from scipy.stats import t
+
     if not 0.0 < probability < 1.0:
         raise ValueError(f"probability must be in (0, 1), got {probability}")
     if df <= 0:
         raise ValueError(f"df must be positive, got {df}")
-    if df == 1:
-        return math.tan(math.pi * (probability - 0.5))
-    if df == 2:
-        return (2 * probability - 1) / math.sqrt(2 * probability * (1 - probability))
-    z = NormalDist().inv_cdf(probability)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+    return float(t.ppf(probability, df))
 
 
 def mean_interval(
@@ -289,7 +275,7 @@ def agent_table(records: Iterable[GameRecord], confidence: float = 0.95) -> pd.D
         round_ids = (listened["record_index"].to_numpy(np.int64) * 10_000
                      + listened["round"].to_numpy(np.int64))
         _with_ci(row, "listener_accuracy", _rate(
-            listened["found"].astype(bool).to_numpy(float), round_ids, confidence))
+            listened["found"].fillna(False).astype(bool).to_numpy(float), round_ids, confidence))
         _with_ci(row, "decoy_votes_per_turn", mean_interval(
             listened["decoy_votes"].to_numpy(), listened["record_index"].to_numpy(),
             confidence))

@@ -12,10 +12,12 @@ __all__ = ["progress"]
 
 
 def progress(total: int | None = None, desc: str = "", unit: str = "it", *,
-             disable_all: bool = False, **kwargs: Any) -> tqdm:
-    """A tqdm bar showing rate and ETA on stderr, shown when stderr is a terminal.
-    ``DIXIT_LAB_PROGRESS=0`` silences it, ``=1`` forces it; ``disable_all`` silences it."""
+             disable_all: bool = False, force: bool = False, **kwargs: Any) -> tqdm:
+    """The one progress bar of the project: tqdm with rate and ETA on stderr, shown when
+    stderr is a terminal (or with ``force``). ``DIXIT_LAB_PROGRESS=0`` silences it, ``=1``
+    forces it; ``disable_all`` silences it."""
     setting = os.environ.get("DIXIT_LAB_PROGRESS", "")
-    disable = disable_all or (setting == "0") or (setting != "1" and not sys.stderr.isatty())
+    shown = force or setting == "1" or (setting != "0" and sys.stderr.isatty())
+    disable = disable_all or setting == "0" or not shown
     return tqdm(total=total, desc=desc, unit=unit, disable=disable, file=sys.stderr,
                 dynamic_ncols=True, smoothing=0.1, **kwargs)

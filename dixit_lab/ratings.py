@@ -41,6 +41,7 @@ from scipy import sparse
 from scipy.special import expit, log_expit
 
 from dixit_lab.openskill_rating import OPENSKILL_MODELS, openskill_ratings  # noqa: F401 (re-exported)
+from dixit_lab.records import player_names
 
 if TYPE_CHECKING:
     from dixit_lab.records import GameRecord
@@ -94,8 +95,9 @@ def games_from_records(
         )
     games: list[Game] = []
     for index, record in enumerate(records):
+        names: Sequence[str]
         if names_by_seat is None:
-            names = record.meta.get("players") or record.agents
+            names = player_names(record)
         elif callable(names_by_seat):
             names = names_by_seat(record)
         else:

@@ -1,6 +1,6 @@
 """The Ray executor: play chunks of games on a Ray cluster (or a local Ray instance).
 
-Install it with ``pip install "dixit-lab[ray]"``. Every node of a cluster needs the same
+Install it with ``pip install -e ".[ray]"`` from the clone. Every node of a cluster needs the same
 ``dixit_lab`` version and data as the machine that submits the run: a worker plays a chunk with
 :func:`dixit_lab.tournament.play_chunk`, exactly as the process pool does, so the records are
 byte-identical to those of the other executors.
@@ -26,9 +26,10 @@ from typing import Any
 
 from dixit_lab.tournament import GameSpec, TableSetup, play_chunk
 
-__all__ = ["INSTALL_HINT", "RayNotInstalled", "import_ray", "ray_session", "run_chunks_ray"]
+__all__ = ["INSTALL_HINT", "RayExecutor", "RayNotInstalled", "import_ray", "ray_session",
+           "run_chunks_ray"]
 
-INSTALL_HINT = 'pip install "dixit-lab[ray]"'
+INSTALL_HINT = 'pip install -e ".[ray]" (from the dixit_lab clone)'
 _IN_FLIGHT_PER_WORKER = 4
 
 
@@ -96,6 +97,25 @@ def _cluster_cpus(ray: Any) -> int:
         return max(1, int(ray.cluster_resources().get("CPU", 1)))
     except Exception:  # pragma: no cover - a cluster that cannot tell
         return 1
+
+
+class RayExecutor:
+    """Chunks as Ray tasks, on a cluster at ``address`` or a local Ray instance."""
+
+    writes_parts = False  # workers may be on other machines: part files are written here
+
+    def default_workers(self, address: str | None) -> int:
+        from dixit_lab.executors import available_workers
+
+        return 0 if address else available_workers()
+
+    def session(self, address: str | None, workers: int | None
+                ) -> contextlib.AbstractContextManager[Any]:
+        return ray_session(address, workers)
+
+    def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
+            address: str | None, parts: Any = None) -> Iterator[list[tuple[int, str]]]:
+        return run_chunks_ray(setup, chunks, address=address, workers=workers)
 
 
 def run_chunks_ray(setup: TableSetup, chunks: list[list[GameSpec]], *,

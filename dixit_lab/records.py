@@ -9,21 +9,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
+
+from dixit_lab.rules import round_outcome
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
     "END_REASONS",
+    "GAME_FIELDS",
+    "ROUND_FIELDS",
     "Fault",
     "GameRecord",
     "RoundRecord",
+    "game_index",
     "games_to_frame",
+    "player_names",
     "read_jsonl",
+    "round_json_keys",
     "write_jsonl",
 ]
 
@@ -50,6 +58,45 @@ class Fault:
                 "message": self.message, "kind": self.kind}
 
 
+#: The fields of a round record, in the order a JSON line holds them, and their JSON kind
+#: (``int``, ``str`` or ``ints``, a list of ints or nulls); ``faults`` follows when there are
+#: any. The one definition of the format: ``RoundRecord.to_dict`` and the batched engine's
+#: vectorised writer (:func:`round_json_keys`) both follow it.
+ROUND_FIELDS: tuple[tuple[str, str], ...] = (
+    ("storyteller", "int"), ("clue", "str"), ("storyteller_card", "int"), ("display", "ints"),
+    ("card_owner", "ints"), ("votes", "ints"), ("points", "ints"), ("scores", "ints"),
+    ("storyteller_hand", "ints"),
+)
+#: The fields of a game record, in order; ``meta`` comes last, when it is not empty.
+GAME_FIELDS: tuple[str, ...] = ("seed", "spawn_key", "rules", "rule_options", "agents", "deck",
+                                "rounds", "final_scores", "winners", "end_reason")
+_META_KEY = '"meta":{"game":'
+
+
+def round_json_keys() -> list[tuple[str, str]]:
+    """(text before the value, text after it) for each field of :data:`ROUND_FIELDS`, so that
+    joining them around the values' JSON gives ``RoundRecord.to_json`` byte for byte."""
+    keys = []
+    for index, (name, kind) in enumerate(ROUND_FIELDS):
+        opening = ("{" if index == 0 else ",") + json.dumps(name) + ":"
+        keys.append((opening + "[", "]") if kind == "ints" else (opening, ""))
+    return keys
+
+
+def game_index(line: str) -> int:
+    """The game index (``meta.game``) of a record line, read without parsing the line: the
+    runner's records end with their ``meta``, which starts with the game index."""
+    at = line.rfind(_META_KEY)
+    if at < 0:
+        raise ValueError("no meta.game")
+    start = end = at + len(_META_KEY)
+    while end < len(line) and line[end].isdigit():
+        end += 1
+    if end == start:
+        raise ValueError("meta.game is not a number")
+    return int(line[start:end])
+
+
 @dataclass(frozen=True, slots=True)
 class RoundRecord:
     """One round. ``points`` are this round's points; ``scores`` the totals after it.
@@ -74,23 +121,11 @@ class RoundRecord:
 
     @property
     def outcome(self) -> str:
-        found = len(self.finders)
-        if found == 0:
-            return "none_found"
-        return "all_found" if found == len(self.votes) - 1 else "some_found"
+        return round_outcome(len(self.finders), len(self.votes) - 1)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "storyteller": self.storyteller,
-            "clue": self.clue,
-            "storyteller_card": self.storyteller_card,
-            "display": list(self.display),
-            "card_owner": list(self.card_owner),
-            "votes": list(self.votes),
-            "points": list(self.points),
-            "scores": list(self.scores),
-            "storyteller_hand": list(self.storyteller_hand),
-        }
+        data: dict[str, Any] = {name: list(getattr(self, name)) if kind == "ints"
+                                else getattr(self, name) for name, kind in ROUND_FIELDS}
         if self.faults:
             data["faults"] = [fault.to_dict() for fault in self.faults]
         return data
@@ -136,18 +171,12 @@ class GameRecord:
         return len(self.agents)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "seed": self.seed,
-            "spawn_key": list(self.spawn_key),
-            "rules": self.rules,
-            "rule_options": self.rule_options,
-            "agents": list(self.agents),
-            "deck": self.deck,
-            "rounds": [r.to_dict() for r in self.rounds],
-            "final_scores": list(self.final_scores),
-            "winners": list(self.winners),
-            "end_reason": self.end_reason,
-        }
+        data: dict[str, Any] = {name: getattr(self, name) for name in GAME_FIELDS}
+        data["spawn_key"] = list(self.spawn_key)
+        data["agents"] = list(self.agents)
+        data["rounds"] = [r.to_dict() for r in self.rounds]
+        data["final_scores"] = list(self.final_scores)
+        data["winners"] = list(self.winners)
         if self.meta:
             data["meta"] = self.meta
         return data
@@ -177,6 +206,17 @@ class GameRecord:
         return cls.from_dict(json.loads(line))
 
 
+def player_names(record: GameRecord) -> tuple[str, ...]:
+    """The player name of each seat: ``record.meta["players"]`` if present, else the specs."""
+    names = record.meta.get("players")
+    if names is None:
+        return tuple(record.agents)
+    if len(names) != record.n_players:
+        raise ValueError(f"game {record.meta.get('game', '?')}: meta['players'] names "
+                         f"{len(names)} players for {record.n_players} seats")
+    return tuple(str(name) for name in names)
+
+
 def write_jsonl(records: Iterable[GameRecord], target: str | Path | IO[str]) -> int:
     """Write records one per line; returns how many were written."""
     if isinstance(target, str | Path):
@@ -204,7 +244,13 @@ def read_jsonl(source: str | Path) -> Iterator[GameRecord]:
 
 
 def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
-    """One row per seat per round: the tidy table for pandas."""
+    """One row per seat per round: the tidy table for pandas (columns: docs/results.md).
+
+    ``vote`` is the display position voted for (0-based; nullable ``Int64``, <NA> for the
+    storyteller), ``found`` whether that vote found the storyteller's card (nullable
+    ``boolean``, <NA> for the storyteller), ``faults`` how many faults of this seat the
+    engine recorded this round (an illegal or failed decision replaced by a legal one).
+    """
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
@@ -213,7 +259,7 @@ def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
         for round_index, rnd in enumerate(record.rounds):
             target = rnd.display.index(rnd.storyteller_card)
             outcome = rnd.outcome
-            faulty = {fault.seat for fault in rnd.faults}
+            faults = Counter(fault.seat for fault in rnd.faults)
             for seat, agent in enumerate(record.agents):
                 vote = rnd.votes[seat]
                 own = [i for i, owner in enumerate(rnd.card_owner) if owner == seat]
@@ -232,6 +278,10 @@ def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
                     "votes_received": sum(1 for v in rnd.votes if v is not None and v in own),
                     "points": rnd.points[seat],
                     "score": rnd.scores[seat],
-                    "fault": seat in faulty,
+                    "faults": faults[seat],
                 })
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["vote"] = frame["vote"].astype("Int64")
+        frame["found"] = frame["found"].astype("boolean")
+    return frame

@@ -12,6 +12,7 @@ import yaml
 from dixit_lab.executors import chunked, run_chunks
 from dixit_lab.experiment import ConfigError, parse_config
 from dixit_lab.progress import progress
+from dixit_lab.vlm.store import exchange_session
 
 __all__ = ["Difference", "first_difference", "replay_folder"]
 
@@ -73,12 +74,16 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
         return len(recorded), Difference(-1, None, "number of games", len(recorded), len(specs))
     setup = table_setup(config)
     compared = 0
-    with progress(total=len(specs), desc="replay", unit="game",
-                  disable_all=not show_progress) as bar:
+    from dixit_lab.web.decisions import recorded_decisions  # people's seats (dixit-lab play)
+
+    with recorded_decisions(folder), progress(total=len(specs), desc="replay", unit="game",
+                                              disable_all=not show_progress) as bar, \
+            exchange_session(folder / "exchanges", "replay"):  # model replies: recorded only
         replayed: dict[int, str] = {}
         for results in run_chunks(setup, chunked(specs, chunk_size_for(config, setup)), executor,
                                   workers, address):
             for index, line in results:
+                assert line is not None  # no parts: the lines come back
                 replayed[index] = line
             bar.update(len(results))
     for index, line in enumerate(recorded):

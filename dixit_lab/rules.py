@@ -1,17 +1,21 @@
-"""Dixit rule sets and round scoring. Pure: no I/O, no randomness, no project imports.
+"""Dixit rule sets and round scoring. Pure: no I/O, no randomness, no project imports (NumPy
+only, so that the vectorised scorer shares the point rule).
 
 A :class:`RuleSet` holds every option on which the rule documents differ (see
-``shared/RULES.md``); :func:`get_rules` builds one from a preset plus overrides and
+``docs/rules.md``); :func:`get_rules` builds one from a preset plus overrides and
 :func:`score_round` scores one round exactly as the documents describe.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import numpy as np
 
 __all__ = [
     "DECK_EXHAUSTED_MODES",
@@ -21,8 +25,11 @@ __all__ = [
     "RoundScore",
     "RuleSet",
     "get_rules",
+    "round_outcome",
     "round_points",
     "score_round",
+    "search_points",
+    "vote_bonus",
 ]
 
 DeckExhausted = Literal["end_when_last_drawn", "end_when_cannot_refill", "reshuffle_discard",
@@ -247,6 +254,55 @@ def _check_round(
     return n_players
 
 
+# -- the point rule, in one place --------------------------------------------------------------
+# Every scorer (score_round, the engine's round_points, the batched engine, the listener model)
+# reads a round's points from these two functions: a new scoring variant is a change here.
+
+
+@functools.lru_cache(maxsize=256)
+def search_points(rules: RuleSet, n_players: int
+                  ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Points for the search, by the number of finders ``f`` (0 .. n_players - 1):
+    ``(storyteller[f], finder[f], missed[f])``, where a *finder* voted for the storyteller's card
+    and a listener who *missed* did not. All or none found it: the storyteller 0 and every
+    listener ``all_or_none_points``; some: the storyteller and each finder ``finder_points``
+    (``storyteller_points``), or ``lone_finder_points`` each when a single listener found it."""
+    voters = n_players - 1
+    storyteller, finder, missed = [], [], []
+    for finders in range(n_players):
+        if finders in (0, voters):
+            storyteller.append(0)
+            finder.append(rules.all_or_none_points)
+            missed.append(rules.all_or_none_points)
+        elif finders == 1 and rules.lone_finder_points is not None:
+            storyteller.append(rules.lone_finder_points)
+            finder.append(rules.lone_finder_points)
+            missed.append(0)
+        else:
+            storyteller.append(rules.storyteller_points)
+            finder.append(rules.finder_points)
+            missed.append(0)
+    return tuple(storyteller), tuple(finder), tuple(missed)
+
+
+def vote_bonus(rules: RuleSet, votes_received: Any) -> Any:
+    """A listener's bonus for the votes on its own card(s): one point a vote, capped at
+    ``vote_bonus_cap`` a round (an int, or elementwise on a NumPy array)."""
+    cap = rules.vote_bonus_cap
+    if cap is None:
+        return votes_received
+    if isinstance(votes_received, int):
+        return min(cap, votes_received)
+    return np.minimum(votes_received, cap)
+
+
+def round_outcome(finders: int, voters: int) -> Outcome:
+    """``none_found``, ``all_found`` or ``some_found``."""
+    if finders == 0:
+        return "none_found"
+    return "all_found" if finders == voters else "some_found"
+
+
 def round_points(rules: RuleSet, storyteller: int, card_owner: Sequence[int],
                  votes: Sequence[int | None]) -> tuple[int, ...]:
     """The points of a round already known to be legal (``votes`` by seat, ``None`` for the
@@ -264,19 +320,11 @@ def round_points(rules: RuleSet, storyteller: int, card_owner: Sequence[int],
             finders += 1
         else:
             received[owner] += 1
-    cap = rules.vote_bonus_cap
-    if cap is not None:
-        received = [min(cap, count) for count in received]
-    if finders == 0 or finders == n - 1:
-        base = rules.all_or_none_points
-        points = [base + count for count in received]
-        points[storyteller] = 0
-        return tuple(points)
-    lone = rules.lone_finder_points is not None and finders == 1
-    finder_points = rules.lone_finder_points if lone else rules.finder_points
-    points = [(finder_points if hit else 0) + count for hit, count in zip(found, received,
-                                                                           strict=True)]
-    points[storyteller] = rules.lone_finder_points if lone else rules.storyteller_points
+    teller, finder, missed = search_points(rules, n)
+    hit, miss = finder[finders], missed[finders]
+    points = [(hit if found[seat] else miss) + vote_bonus(rules, received[seat])
+              for seat in range(n)]
+    points[storyteller] = teller[finders]
     return tuple(points)
 
 
@@ -287,7 +335,7 @@ def _score(
     card_owner: Sequence[int],
     votes: Mapping[int, int],
 ) -> RoundScore:
-    """Scoring without validation (the engine has already checked every action)."""
+    """Scoring without validation (the votes have been checked)."""
     votes_received = [0] * n_players
     finders: list[int] = []
     for seat, index in votes.items():
@@ -297,30 +345,17 @@ def _score(
         else:
             votes_received[owner] += 1
     finders.sort()
-    search = [0] * n_players
-    n_voters = n_players - 1
-    if not finders or len(finders) == n_voters:
-        outcome: Outcome = "all_found" if finders else "none_found"
-        for seat in range(n_players):
-            if seat != storyteller:
-                search[seat] = rules.all_or_none_points
-    else:
-        outcome = "some_found"
-        lone = rules.lone_finder_points is not None and len(finders) == 1
-        search[storyteller] = rules.lone_finder_points if lone else rules.storyteller_points
-        for seat in finders:
-            search[seat] = rules.lone_finder_points if lone else rules.finder_points
-    cap = rules.vote_bonus_cap
-    bonus = [0] * n_players
-    for seat in range(n_players):
-        if seat != storyteller:
-            bonus[seat] = votes_received[seat] if cap is None else min(cap, votes_received[seat])
-    points = tuple(s + b for s, b in zip(search, bonus, strict=True))
+    teller, finder, missed = search_points(rules, n_players)
+    count = len(finders)
+    search = [finder[count] if seat in finders else missed[count] for seat in range(n_players)]
+    search[storyteller] = teller[count]
+    bonus = [0 if seat == storyteller else vote_bonus(rules, votes_received[seat])
+             for seat in range(n_players)]
     return RoundScore(
-        points=points,
+        points=tuple(s + b for s, b in zip(search, bonus, strict=True)),
         search=tuple(search),
         bonus=tuple(bonus),
         votes_received=tuple(votes_received),
         finders=tuple(finders),
-        outcome=outcome,
+        outcome=round_outcome(count, n_players - 1),
     )

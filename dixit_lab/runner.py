@@ -20,13 +20,15 @@ from typing import Any
 
 import yaml
 
-from dixit_lab.executors import available_workers, chunked, part_name, run_chunks
+from dixit_lab.atomic import atomic_write, atomic_write_text
+from dixit_lab.executors import chunked, get_executor, part_name, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
-from dixit_lab.files import atomic_write, atomic_write_text
 from dixit_lab.progress import progress
+from dixit_lab.records import game_index
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
+from dixit_lab.vlm.store import exchange_session
 
-__all__ = ["RunResult", "run_experiment", "run_sweep", "table_setup"]
+__all__ = ["RunResult", "prepare_folder", "run_experiment", "run_sweep", "table_setup"]
 
 _IGNORED_FOR_RESUME = ("executor", "out", "description", "engine")
 
@@ -62,7 +64,7 @@ def table_setup(config: ExperimentConfig) -> TableSetup:
     return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
                       names=tuple(name for name, _ in seats),
                       specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
-                      engine=config.engine)
+                      engine=config.engine, isolation=config.isolation())
 
 
 def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
@@ -106,21 +108,6 @@ def _check_same_experiment(folder: Path, resolved: dict[str, Any]) -> None:
                           f"to start again")
 
 
-_META = '"meta":{"game":'
-
-
-def _game_index(line: str) -> int:
-    """The game index of a record line written by this runner (its meta comes last)."""
-    at = line.rfind(_META)
-    if at < 0:
-        raise ValueError("no meta.game")
-    start = at + len(_META)
-    end = start
-    while end < len(line) and line[end].isdigit():
-        end += 1
-    return int(line[start:end])
-
-
 def _sources(folder: Path) -> list[Path]:
     return [p for p in [folder / "games.jsonl", *sorted((folder / "parts").glob("*.jsonl"))]
             if p.is_file()]
@@ -134,7 +121,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             if not line.strip():
                 continue
             try:
-                yield _game_index(line), line
+                yield game_index(line), line
             except ValueError:
                 raise ConfigError(f"{path}, line {number}: not a game record of this runner; "
                                   f"delete the file to replay those games") from None
@@ -167,31 +154,44 @@ def _merge(folder: Path, expected: int) -> None:
     atomic_write(folder / "games.jsonl", write)
 
 
-def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
-                   executor: str | None = None, workers: int | None = None,
-                   chunk_size: int | None = None, show_progress: bool = True,
-                   write_outputs: bool = True, address: str | None = None) -> RunResult:
-    """Play every game of ``config`` that is not in the results folder yet, then write the
-    tables, ratings and report. A config with a ``sweep`` runs each point in a sub-folder.
-    ``executor``, ``workers`` and ``address`` (the Ray cluster of the ``ray`` executor)
-    override the config's ``executor`` section."""
-    if config.sweep:
-        raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
-    folder = Path(out) if out is not None else config.results_dir()
+def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
+    """Create the results folder (or check that it holds this experiment) and write its
+    config.yaml: the resolved config, the version, the commit and the Python."""
+    from dixit_lab import __version__
+
     folder.mkdir(parents=True, exist_ok=True)
     resolved = config.resolved()
     _check_same_experiment(folder, resolved)
-    from dixit_lab import __version__
-
-    kind = executor or config.executor.kind
-    address = address or config.executor.address
-    count = workers or config.executor.workers
-    if count is None:  # all cores; on a Ray cluster (count 0), all of the cluster's CPUs
-        count = 0 if kind == "ray" and address else (
-            available_workers() if kind in ("process", "ray") else 1)
     header = {"experiment": resolved, "dixit_lab_version": __version__,
               "git_commit": git_commit(), "python": sys.version.split()[0]}
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
+
+
+def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
+                   executor: str | None = None, workers: int | None = None,
+                   chunk_size: int | None = None, show_progress: bool = True,
+                   write_outputs: bool = True, address: str | None = None,
+                   exchanges: str | None = None) -> RunResult:
+    """Play every game of ``config`` that is not in the results folder yet, then write the
+    tables, ratings and report. A config with a ``sweep`` runs each point in a sub-folder.
+    ``executor``, ``workers`` and ``address`` (the Ray cluster of the ``ray`` executor)
+    override the config's ``executor`` section. ``exchanges`` is the mode of the model agents'
+    exchange store in ``<folder>/exchanges`` (``auto``, ``record``, ``replay``; see
+    :mod:`dixit_lab.vlm.store`)."""
+    if config.sweep:
+        raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
+    from dixit_lab.web.decisions import human_players
+
+    if human_players(config):
+        raise ConfigError(f"{config.name}: a player is a person (agent: human): play this "
+                          f"config with `dixit-lab play`")
+    folder = Path(out) if out is not None else config.results_dir()
+    prepare_folder(config, folder)
+    kind = executor or config.executor.kind
+    address = address or config.executor.address
+    count = workers or config.executor.workers
+    if count is None:  # the executor's default (0 on a cluster: as many as it has CPUs)
+        count = get_executor(kind).default_workers(address)
 
     specs = game_specs(config)
     done = _done_indices(folder, len(specs))
@@ -206,9 +206,9 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
         bar = progress(total=len(specs), desc=config.name, unit="game",
                        initial=len(specs) - len(missing), disable_all=not show_progress)
         try:
-            with bar:
+            with bar, exchange_session(folder / "exchanges", exchanges):  # type: ignore[arg-type]
                 for results in run_chunks(setup, chunks, kind, count or None, address,
-                                          parts=parts if kind == "process" else None):
+                                          parts=parts):
                     if results[0][1] is not None:  # not written by the worker itself
                         text = "".join(f"{line}\n" for _, line in results)
                         atomic_write_text(parts / part_name(results[0][0], results[-1][0]),
@@ -230,12 +230,11 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
         for path in parts.iterdir():
             path.unlink()
         parts.rmdir()
-    result = RunResult(folder, len(specs), played, wall,
-                       count if kind in ("process", "ray") else 1)
+    result = RunResult(folder, len(specs), played, wall, count)
     if write_outputs:
-        from dixit_lab.outputs import write_outputs as write_all
+        from dixit_lab.results_tables import write_tables
 
-        write_all(folder, result)
+        write_tables(folder, result)
     return result
 
 
@@ -244,7 +243,6 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
               show_progress: bool = True, address: str | None = None) -> Path:
     """Run every point of a config's ``sweep`` into ``out/points/<k>`` and join the reports.
     With the ``ray`` executor all points share one Ray connection."""
-    import contextlib
     import csv
     import io
 
@@ -256,12 +254,8 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["point", *paths, "folder"])
-    session: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
-    if (executor or base.executor.kind) == "ray":  # start (or connect to) Ray once
-        from dixit_lab.ray_executor import ray_session
-
-        session = ray_session(address or base.executor.address,
-                              workers or base.executor.workers)
+    session = get_executor(executor or base.executor.kind).session(  # e.g. Ray, once
+        address or base.executor.address, workers or base.executor.workers)
     with session:
         for index, settings, config in points:
             sub = folder / "points" / f"{index:03d}"
@@ -273,7 +267,7 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
             writer.writerow([index, *[settings[p] for p in paths],
                              os.path.relpath(sub, folder)])
     atomic_write_text(folder / "sweep.csv", buffer.getvalue())
-    from dixit_lab.report import write_sweep_report
+    from dixit_lab.sweep_report import write_sweep_report
 
     write_sweep_report(folder)
     return folder

@@ -180,14 +180,14 @@ def stream_base(key0: np.ndarray | int, key1: np.ndarray | int,
     return _mix(k0 ^ _mix(k1 ^ (s * _STREAM)))
 
 
-def permutation(base: np.ndarray, size: int, offset: int = 0) -> np.ndarray:
+def permutation(base: np.ndarray | np.uint64, size: int, offset: int = 0) -> np.ndarray:
     """The order that sorts ``size`` numbers of a stream from ``offset``: a uniformly random
     permutation of ``range(size)``."""
     counters = np.arange(offset, offset + size, dtype=np.uint64)
     return np.argsort(uniforms(base, counters), kind="stable")
 
 
-def uniforms(base: np.ndarray, counters: np.ndarray | int) -> np.ndarray:
+def uniforms(base: np.ndarray | np.uint64, counters: np.ndarray | int) -> np.ndarray:
     """Uniform numbers in [0, 1) at ``counters`` of the streams with ``base`` (broadcast)."""
     c = np.atleast_1d(np.asarray(counters, dtype=np.uint64))
     x = _mix(np.asarray(base, dtype=np.uint64) + (c + np.uint64(1)) * _GOLDEN)

@@ -1,59 +1,110 @@
 """A reusable conformance check for agents (like PettingZoo's ``api_test``).
 
 ``check_agent("my-agent(x=1)")`` plays short games with the agent in every seat, under every
-rule preset and at several player counts, and raises ``AssertionError`` saying what is wrong
-if the agent: makes an illegal move, is not deterministic for a seed, lets one game change its
-play in the next (the tournament runner reuses agent instances), or touches global random
-state.
+rule preset and at several player counts, prints what it checked and its verdict, and raises
+``AssertionError`` naming the fault if the agent: makes an illegal move or raises, touches
+global random state, is not deterministic for a seed, or lets one game change its play in the
+next (the tournament runner reuses agent instances).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
 from dixit_lab.agent import make_agent
 from dixit_lab.cards import load_deck
 from dixit_lab.game import play_game
-from dixit_lab.rules import get_rules
+from dixit_lab.records import GameRecord
+from dixit_lab.rules import IllegalAction, get_rules
 from dixit_lab.seeding import game_seed
 
-__all__ = ["check_agent"]
+__all__ = ["CHECKS", "check_agent"]
+
+CHECKS = (
+    "legal moves: no illegal action and no fault in any game",
+    "no global random state: neither Python's random nor NumPy's np.random is used",
+    "deterministic: the same seed gives the same game",
+    "no state carried between games: a reused agent plays like a fresh one",
+)
 
 
 def _table(spec: str, others: str, n: int, seat: int) -> list:
     return [make_agent(spec if s == seat else others) for s in range(n)]
 
 
-def check_agent(spec: str, *, deck: str = "dreams", others: str = "random",
-                players: tuple[int, ...] = (3, 4, 6), max_rounds: int = 12) -> None:
-    """Raise ``AssertionError`` if the agent ``spec`` breaks the agent contract."""
-    cards = load_deck(deck)
+def _global_states() -> tuple[object, np.ndarray]:
+    numpy_state = cast(tuple, np.random.get_state())  # noqa: NPY002 - watching it
+    return random.getstate(), numpy_state[1].copy()
+
+
+def _play(spec: str, where: str, agents: list, rules, cards, seed) -> GameRecord:
+    """One game, with the global random states pinned before and compared after it."""
     random.seed(12345)
-    python_state = random.getstate()
-    numpy_state = np.random.get_state()[1].copy()  # noqa: NPY002 - watching the global state
-    for preset in ("classic", "refresh", "quest"):
-        rules = get_rules(preset, max_rounds=max_rounds)
-        for n in players:
-            if not rules.min_players <= n <= rules.max_players:
-                continue
-            seat = n - 1
-            fresh = _table(spec, others, n, seat)
-            first = play_game(fresh, rules, cards, game_seed(7, n), on_illegal="raise")
-            second = play_game(fresh, rules, cards, game_seed(8, n), on_illegal="raise")
-            again = play_game(_table(spec, others, n, seat), rules, cards, game_seed(8, n),
-                              on_illegal="raise")
-            assert second == again, (
-                f"agent {spec!r} ({preset}, {n} players): a game played by a reused agent "
-                f"differs from the same game played by a fresh one; begin_game must reset "
-                f"everything a game can change")
-            replay = play_game(_table(spec, others, n, seat), rules, cards, game_seed(7, n),
-                               on_illegal="raise")
-            assert first == replay, (f"agent {spec!r} ({preset}, {n} players) is not "
-                                     f"deterministic for a seed")
-            for rnd in first.rounds:
-                assert not rnd.faults
-    assert random.getstate() == python_state, f"agent {spec!r} used Python's global random"
-    assert (np.random.get_state()[1] == numpy_state).all(), (  # noqa: NPY002
-        f"agent {spec!r} used NumPy's global random state")
+    np.random.seed(12345)  # noqa: NPY002 - pinned so that a change is seen
+    before_python, before_numpy = _global_states()
+    try:
+        record = play_game(agents, rules, cards, seed, on_illegal="raise")
+    except IllegalAction as error:
+        raise AssertionError(f"agent {spec!r} ({where}) made an illegal move: {error}") from error
+    except Exception as error:
+        raise AssertionError(f"agent {spec!r} ({where}) raised {type(error).__name__}: "
+                             f"{error}") from error
+    after_python, after_numpy = _global_states()
+    assert after_python == before_python, (
+        f"agent {spec!r} ({where}) used Python's global random module (random.random(), "
+        "random.choice(), ...); draw from self.rng, the seat's seeded stream, instead")
+    assert (after_numpy == before_numpy).all(), (
+        f"agent {spec!r} ({where}) used NumPy's global random state (np.random.rand(), "
+        "np.random.choice(), ...); draw from self.rng, the seat's seeded stream, instead")
+    faults = [fault for rnd in record.rounds for fault in rnd.faults]
+    assert not faults, f"agent {spec!r} ({where}): faults recorded: {faults}"
+    return record
+
+
+def check_agent(spec: str, *, deck: str = "dreams", others: str = "random",
+                players: tuple[int, ...] = (3, 4, 6), max_rounds: int = 12,
+                log: Callable[[str], None] | None = print) -> list[str]:
+    """Check that the agent ``spec`` keeps the agent contract (:data:`CHECKS`).
+
+    Prints what it checked and the verdict (``log=None``: silent) and returns the checks;
+    raises ``AssertionError`` naming the first fault, the table and the rule preset.
+    """
+    cards = load_deck(deck)
+    tables: list[str] = []
+    try:
+        for preset in ("classic", "refresh", "quest"):
+            rules = get_rules(preset, max_rounds=max_rounds)
+            for n in players:
+                if not rules.min_players <= n <= rules.max_players:
+                    continue
+                where, seat = f"{preset}, {n} players", n - 1
+                tables.append(where)
+                fresh = _table(spec, others, n, seat)
+                first = _play(spec, where, fresh, rules, cards, game_seed(7, n))
+                replay = _play(spec, where, _table(spec, others, n, seat), rules, cards,
+                               game_seed(7, n))
+                assert first == replay, (
+                    f"agent {spec!r} ({where}) is not deterministic: the same seed gave "
+                    "another game; every random draw must come from self.rng")
+                second = _play(spec, where, fresh, rules, cards, game_seed(8, n))
+                again = _play(spec, where, _table(spec, others, n, seat), rules, cards,
+                              game_seed(8, n))
+                assert second == again, (
+                    f"agent {spec!r} ({where}): a game played by a reused agent differs from "
+                    "the same game played by a fresh one; begin_game must reset everything a "
+                    "game can change")
+    except AssertionError as error:
+        if log is not None:
+            log(f"check_agent({spec!r}): FAILED: {error}")
+        raise
+    if log is not None:
+        log(f"check_agent({spec!r}): {len(tables)} tables ({'; '.join(tables)}), 4 games each "
+            f"(agent in the last seat, {others!r} elsewhere):")
+        for check in CHECKS:
+            log(f"  ok  {check}")
+        log("verdict: PASSED")
+    return list(CHECKS)

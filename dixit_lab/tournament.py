@@ -18,7 +18,8 @@ from dixit_lab.game import play_game
 from dixit_lab.rules import RuleSet
 from dixit_lab.seeding import game_seed
 
-__all__ = ["GameFailed", "GameSpec", "TableSetup", "play_chunk", "schedule_games"]
+__all__ = ["GameFailed", "GameSpec", "TableSetup", "make_seat_agent", "play_chunk",
+           "schedule_games"]
 
 
 class GameFailed(RuntimeError):
@@ -48,10 +49,15 @@ class TableSetup:
     specs: tuple[str, ...]   # by pool seat
     on_illegal: str
     engine: str = "auto"     # auto | reference | batched
+    #: by pool seat: (in its own process?, decision timeout); empty: none isolated
+    isolation: tuple[tuple[bool, float | None], ...] = ()
 
     @property
     def key(self) -> tuple[Any, ...]:
-        return (self.rules, self.deck, self.specs, self.on_illegal)
+        return (self.rules, self.deck, self.specs, self.on_illegal, self.isolation)
+
+    def isolated(self, seat: int) -> tuple[bool, float | None]:
+        return self.isolation[seat] if self.isolation else (False, None)
 
     def batched(self) -> bool:
         """Whether games are played by the batched engine: ``auto`` uses it when every agent
@@ -59,6 +65,12 @@ class TableSetup:
         if self.engine == "reference":
             return False
         from dixit_lab.batched import batch_supported, rules_supported
+
+        if any(isolated for isolated, _ in self.isolation):
+            if self.engine == "batched":
+                raise ValueError("engine 'batched' was asked for, but a player has isolation: "
+                                 "process; use engine: auto or reference")
+            return False
 
         unsupported = sorted({spec for spec in self.specs
                               if not batch_supported(make_agent(spec))})
@@ -106,7 +118,7 @@ class _AgentPool:
 
     def __init__(self) -> None:
         self.key: tuple[Any, ...] | None = None
-        self.instances: dict[tuple[str, int], Agent] = {}
+        self.instances: dict[tuple[str, int, bool, float | None], Agent] = {}
 
     def table(self, setup: TableSetup, seats: tuple[int, ...]) -> list[Agent]:
         if setup.key != self.key:
@@ -117,11 +129,22 @@ class _AgentPool:
             spec = setup.specs[seat]
             occurrence = seen.get(spec, 0)
             seen[spec] = occurrence + 1
-            agent = self.instances.get((spec, occurrence))
+            isolated, timeout = setup.isolated(seat)
+            key = (spec, occurrence, isolated, timeout)
+            agent = self.instances.get(key)
             if agent is None:
-                agent = self.instances[(spec, occurrence)] = make_agent(spec)
+                agent = self.instances[key] = make_seat_agent(spec, isolated, timeout)
             agents.append(agent)
         return agents
+
+
+def make_seat_agent(spec: str, isolated: bool = False, timeout: float | None = None) -> Agent:
+    """The agent of a seat: built here, or in its own process (``isolation: process``)."""
+    if not isolated:
+        return make_agent(spec)
+    from dixit_lab.isolation import IsolatedAgent
+
+    return IsolatedAgent(spec, timeout)
 
 
 _POOL = _AgentPool()
@@ -155,6 +178,10 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
     engine when the setup allows it (the records are the same either way)."""
     if setup.engine != "reference" and chunk and setup.batched():
         return _play_batched(setup, chunk)
+    from dixit_lab.vlm.driver import has_remote_agents, play_remote_chunk  # model agents:
+
+    if chunk and has_remote_agents(setup.specs):  # every game of the chunk in flight at once
+        return play_remote_chunk(setup, chunk)
     deck = load_deck(setup.deck)
     out = []
     for spec in chunk:

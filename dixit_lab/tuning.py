@@ -17,7 +17,6 @@ estimate is reported next to the search's.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import csv
 import io
@@ -30,49 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.executors import chunked, run_chunks
+from dixit_lab.atomic import atomic_write, atomic_write_text
+from dixit_lab.executors import chunked, get_executor, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, TuneConfig, parse_config, set_path
-from dixit_lab.files import atomic_write, atomic_write_text
+from dixit_lab.metric_catalogue import per_game_metrics
 from dixit_lab.records import GameRecord
 
-__all__ = ["METRICS", "Candidate", "tune"]
+__all__ = ["METRICS", "Candidate", "grid_values", "tune"]
 
 
-def _player_seats(record: GameRecord, player: str) -> list[int]:
-    names = record.meta.get("players") or record.agents
-    return [seat for seat, name in enumerate(names) if name == player]
-
-
-def _storyteller_points(record: GameRecord, player: str) -> float | None:
-    seats = set(_player_seats(record, player))
-    points = [r.points[r.storyteller] for r in record.rounds if r.storyteller in seats]
-    return sum(points) / len(points) if points else None
-
-
-def _points(record: GameRecord, player: str) -> float | None:
-    seats = _player_seats(record, player)
-    return sum(record.final_scores[s] for s in seats) / len(seats) if seats else None
-
-
-def _win_share(record: GameRecord, player: str) -> float | None:
-    seats = _player_seats(record, player)
-    if not seats:
-        return None
-    return sum(1 / len(record.winners) for s in seats if s in record.winners)
-
-
-def _some_found(record: GameRecord, player: str) -> float | None:
-    seats = set(_player_seats(record, player))
-    turns = [r.outcome == "some_found" for r in record.rounds if r.storyteller in seats]
-    return sum(turns) / len(turns) if turns else None
-
-
-METRICS: dict[str, Callable[[GameRecord, str], float | None]] = {
-    "storyteller_points_per_turn": _storyteller_points,
-    "points_per_game": _points,
-    "win_share": _win_share,
-    "some_found_rate": _some_found,
-}
+#: The metrics ``tune`` can maximise: those of the catalogue with a per-game sample.
+METRICS: dict[str, Callable[[GameRecord, str], float | None]] = per_game_metrics()
 
 
 @dataclass
@@ -99,6 +66,12 @@ class Candidate:
         if len(self.samples) < 2:
             return math.inf
         return 1.96 * float(np.std(self.samples, ddof=1)) / math.sqrt(len(self.samples))
+
+
+def grid_values(low: float, high: float, points: int) -> list[float]:
+    """``points`` evenly spaced candidates from ``low`` to ``high``, rounded to 12 digits so
+    that 0.1 steps give 0.3 and not 0.30000000000000004."""
+    return [round(float(v), 12) for v in np.linspace(low, high, points)]
 
 
 def _paired_p(a: Candidate, b: Candidate) -> tuple[float, float]:
@@ -156,7 +129,7 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
         raise ConfigError(f"{source}: tune: low ({settings.low}) must be below high "
                           f"({settings.high})")
     metric = METRICS[settings.metric]
-    values = [float(v) for v in np.linspace(settings.low, settings.high, settings.points)]
+    values = grid_values(settings.low, settings.high, settings.points)
     configs = {v: _point_config(data, settings.parameter, v, settings.max_games, source)
                for v in values}
     first = configs[values[0]]
@@ -166,12 +139,8 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
     folder = Path(out) if out is not None else first.results_dir()
     folder.mkdir(parents=True, exist_ok=True)
     candidates = [Candidate(v) for v in values]
-    session: Any = contextlib.nullcontext()
-    if first.executor.kind == "ray":  # one Ray session for the whole search, not per batch
-        from dixit_lab.ray_executor import ray_session
-
-        session = ray_session(first.executor.address, workers)
-    with session:
+    # one session for the whole search (e.g. one Ray connection), not one per batch
+    with get_executor(first.executor.kind).session(first.executor.address, workers):
         _search(settings, metric, configs, first, candidates, folder, workers, log)
     return candidates
 
@@ -255,12 +224,15 @@ def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], play
            confirmed: dict[str, Any] | None = None) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["value", "games", "mean", "ci_low", "ci_high", "alive",
+    # mean ± half_width_95 = [ci_low, ci_high]: the 95% normal interval of the mean over
+    # games, 1.96 × sd / √games (docs/results.md); p_versus_leader: the paired p-value against
+    # the leader on common deals (Holm over all pairs decides the drops)
+    writer.writerow(["value", "games", "mean", "half_width_95", "ci_low", "ci_high", "alive",
                      "p_versus_leader", "dropped_after_look"])
     for c in candidates:
-        writer.writerow([c.value, len(c.samples), round(c.mean, 6),
-                         round(c.mean - c.half_width, 6), round(c.mean + c.half_width, 6),
-                         c.alive, round(c.p_value, 6), c.dropped_after or ""])
+        writer.writerow([f"{c.value:g}", len(c.samples), _fixed(c.mean), _fixed(c.half_width),
+                         _fixed(c.mean - c.half_width), _fixed(c.mean + c.half_width), c.alive,
+                         _fixed(c.p_value), c.dropped_after or ""])
     atomic_write_text(folder / "tune.csv", buffer.getvalue())
     alive = [c for c in candidates if c.alive]
     best = max(alive, key=lambda c: c.mean)
@@ -274,6 +246,11 @@ def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], play
         summary["confirmed"] = confirmed
     atomic_write_text(folder / "tune.json", json.dumps(summary, indent=2) + "\n")
     _plot(folder, settings, candidates)
+
+
+def _fixed(number: float) -> str:
+    """Four decimals (the metrics' intervals are wider than 0.001); nan/inf as written."""
+    return f"{number:.4f}" if math.isfinite(number) else str(number)
 
 
 def _plot(folder: Path, settings: TuneConfig, candidates: list[Candidate]) -> None:

@@ -6,8 +6,8 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-import dixit_lab.agent as agent_module
 from dixit_lab.agent import (
+    AGENTS,
     Agent,
     AgentSpecError,
     available_agents,
@@ -84,20 +84,44 @@ def test_entry_point_plugins_are_loaded(monkeypatch, tmp_path):
         "@register_agent('plugin-agent')\n"
         "class PluginAgent(Agent):\n"
         "    pass\n"
+        "class Undecorated(Agent):\n"
+        "    pass\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    entry = EntryPoint("plugin-agent", "my_plugin_agents", "dixit_lab.agents")
-    monkeypatch.setattr(agent_module, "entry_points",
-                        lambda group: [entry] if group == "dixit_lab.agents" else [])
-    monkeypatch.setattr(agent_module, "_LOADED", False)
-    assert "plugin-agent" in available_agents()
+    entries = dict(AGENTS._entry_points())
+    entries["plugin-agent"] = EntryPoint("plugin-agent", "my_plugin_agents", "dixit_lab.agents")
+    entries["by-class"] = EntryPoint("by-class", "my_plugin_agents:Undecorated",
+                                     "dixit_lab.agents")
+    monkeypatch.setattr(AGENTS, "_entries", entries)
+    assert {"plugin-agent", "by-class"} <= set(available_agents())
     assert make_agent("plugin-agent").name == "plugin-agent"
+    assert make_agent("by-class").name == "by-class"
 
 
-def test_broken_plugin_warns_but_builtins_stay(monkeypatch):
-    entry = EntryPoint("broken", "no_such_module_xyz", "dixit_lab.agents")
-    monkeypatch.setattr(agent_module, "entry_points", lambda group: [entry])
-    monkeypatch.setattr(agent_module, "_LOADED", False)
-    with pytest.warns(UserWarning, match="could not load agent plugin 'broken'"):
-        names = available_agents()
-    assert "random" in names
+def test_broken_plugin_is_reported_but_builtins_stay(monkeypatch):
+    entries = dict(AGENTS._entry_points())
+    entries["broken"] = EntryPoint("broken", "no_such_module_xyz:Agent", "dixit_lab.agents")
+    monkeypatch.setattr(AGENTS, "_entries", entries)
+    assert "random" in available_agents() and "broken" in available_agents()
+    with pytest.raises(AgentSpecError, match="agent 'broken' .* could not be loaded"):
+        make_agent("broken")
+    assert make_agent("random").name == "random"
+
+
+def test_a_foreign_agents_package_changes_nothing(tmp_path):
+    """Another project's top-level ``agents`` package on sys.path: the registry is intact."""
+    import subprocess
+    import sys
+
+    foreign = tmp_path / "agents"
+    foreign.mkdir()
+    (foreign / "__init__.py").write_text("raise ImportError('a foreign agents package')\n")
+    code = ("from dixit_lab.agent import available_agents, make_agent; "
+            "print(','.join(available_agents())); print(make_agent('literal').spec)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, check=True, env={"PYTHONPATH": str(tmp_path),
+                                                     "PATH": "/usr/bin:/bin"}).stdout
+    names, spec = out.splitlines()
+    assert {"literal", "softmax", "random", "ambiguity", "pragmatic", "calibrated"} <= \
+        set(names.split(","))
+    assert spec == "literal"

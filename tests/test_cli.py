@@ -71,3 +71,70 @@ def test_run_report_show_and_replay_end_to_end(tmp_path, capsys):
     assert main(["show", str(out), "--game", "99"]) == 2
     assert main(["replay", str(out), "--executor", "local", "--quiet"]) == 0
     assert "identical: 8 games" in capsys.readouterr().out
+
+
+def test_simulate_default_deck_serves_embedding_agents_and_zero_games(capsys):
+    assert main(["simulate", "--players", "3", "--agents", "literal", "--games", "2"]) == 0
+    assert "games        2" in capsys.readouterr().out
+    assert main(["simulate", "--games", "0"]) == 0
+    assert "games        0" in capsys.readouterr().out
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["simulate", "--games", "-1"])
+    assert "must be 0 or more" in capsys.readouterr().err
+
+
+def test_agents_shows_whole_first_paragraphs_in_plain_text(capsys):
+    from dixit_lab.cli import _first_paragraph
+
+    assert _first_paragraph("""Uses :class:`Foo` and ``bar``,
+        across two lines.
+
+        Second paragraph.""") == "Uses Foo and bar, across two lines."
+    assert main(["agents"]) == 0
+    listing = capsys.readouterr().out
+    assert "`" not in listing
+    assert "fitted on logged rounds" in listing  # the calibrated agent's second line
+
+
+def test_replay_and_show_take_a_sweep_folder(tmp_path, capsys):
+    import yaml
+
+    config = {"name": "sw", "seed": 2, "rules": "classic", "deck": "dreams",
+              "players": [{"name": "teller", "agent": "random"}, "literal", "random"],
+              "games": 3, "executor": {"kind": "local"},
+              "sweep": {"players.0.agent": ["random", "literal"]}}
+    path = tmp_path / "sw.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = tmp_path / "sw"
+    assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(out), "--executor", "local", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "point 1 (players.0.agent=literal): identical: 3 games" in text
+    assert "identical: 6 games replayed byte for byte (2 sweep points)" in text
+    assert main(["show", str(out)]) == 2
+    assert "--point 1: players.0.agent=literal" in capsys.readouterr().err
+    assert main(["show", str(out), "--point", "1", "--game", "2"]) == 0
+    assert "Game 2" in capsys.readouterr().out
+    assert main(["show", str(out / "points" / "000"), "--point", "1"]) == 2
+    assert "not a sweep folder" in capsys.readouterr().err
+
+
+def test_run_prints_the_time_of_the_whole_command(tmp_path, capsys):
+    path = tmp_path / "q.yaml"
+    path.write_text(f"name: q\nplayers: [random, random, random]\ngames: 2\nout: {tmp_path}/q\n"
+                    "executor: {kind: local}\n")
+    assert main(["run", str(path), "--quiet"]) == 0
+    assert "s of play, 1 worker(s); the whole command" in capsys.readouterr().out
+
+
+def test_embed_without_the_model_is_a_clear_error(monkeypatch, capsys, tmp_path):
+    import sys
+
+    for name in ("torch", "sentence_transformers", "efficientnet_lite_pytorch"):
+        monkeypatch.setitem(sys.modules, name, None)  # `import torch` now fails
+    assert main(["embed", "--deck", "dreams", "--embedder", "conse", "--out", str(tmp_path)]) == 2
+    assert "torch" in capsys.readouterr().err
+    assert not list(tmp_path.rglob("*.npz"))

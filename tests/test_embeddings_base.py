@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -20,6 +21,10 @@ from dixit_lab.embeddings.clip import ClipEmbedder
 from dixit_lab.embeddings.conse import ConseEmbedder
 from dixit_lab.embeddings.text import TextEmbedder
 
+# The clip specs read open_clip's bundled model configs (without importing open_clip).
+needs_open_clip = pytest.mark.skipif(importlib.util.find_spec("open_clip") is None,
+                                     reason="open_clip is not installed (the [clip] extra)")
+
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
@@ -30,6 +35,7 @@ def test_available() -> None:
     assert {"clip", "conse", "text"} <= set(available_embedders())
 
 
+@needs_open_clip
 def test_spec_strings_and_dicts() -> None:
     assert make_embedder("conse") == ConseEmbedder()
     assert make_embedder("conse(top_k=5)").top_k == 5
@@ -45,6 +51,7 @@ def test_spec_strings_and_dicts() -> None:
     assert make_embedder(embedder) is embedder
 
 
+@needs_open_clip
 def test_ids_name_every_vector_relevant_parameter() -> None:
     ids = {make_embedder(spec).id for spec in (
         "conse", "conse(top_k=5)", "text", "clip", "clip(model=RN50)",
@@ -61,15 +68,18 @@ def test_ids_name_every_vector_relevant_parameter() -> None:
     assert make_embedder("conse").dim == make_embedder("text").dim == 384
 
 
+@needs_open_clip
 def test_checkpoint_id_uses_file_hash(tmp_path) -> None:
     path = tmp_path / "weights.pt"
     path.write_bytes(b"one")
-    first = make_embedder({"kind": "clip", "pretrained": str(path)}).id
+    with pytest.raises(EmbedderSpecError, match="preprocess=default"):
+        make_embedder({"kind": "clip", "pretrained": str(path)})  # which preprocessing?
+    first = make_embedder({"kind": "clip", "pretrained": str(path), "preprocess": "openai"}).id
     path.write_bytes(b"two")
-    second = make_embedder({"kind": "clip", "pretrained": str(path)}).id
-    assert "sha256:" in first and first != second
+    second = make_embedder({"kind": "clip", "pretrained": str(path), "preprocess": "openai"}).id
+    assert "sha256:" in first and first != second and "preprocess=openai" in first
     with pytest.raises(EmbedderSpecError, match="does not exist"):
-        make_embedder(f"clip(pretrained={tmp_path / 'missing.pt'})")
+        make_embedder(f"clip(pretrained={tmp_path / 'missing.pt'}, preprocess=default)")
 
 
 @pytest.mark.parametrize(("spec", "fragments"), [
@@ -82,8 +92,16 @@ def test_checkpoint_id_uses_file_hash(tmp_path) -> None:
     ("conse(top_k=true)", ["'top_k' must be int"]),
     ("conse(top_k=0)", ["top_k must be in 1..1000"]),
     ("conse(batch_size=0)", ["batch_size must be >= 1"]),
-    ("clip(model=NoSuchModel)", ["unknown open_clip model", "ViT-B-32"]),
+    pytest.param("clip(model=NoSuchModel)", ["unknown open_clip model", "ViT-B-32"],
+                 marks=needs_open_clip),
     ("clip(model=None)", ["'model' must be str"]),
+    pytest.param("clip(model=local-dir:/no/such/folder)", ["does not exist"],
+                 marks=needs_open_clip),
+    pytest.param("clip(model=hf-hub:org/name, pretrained=openai)", ["leave out pretrained"],
+                 marks=needs_open_clip),
+    pytest.param("clip(revision=abc)", ["hf-hub: models only"], marks=needs_open_clip),
+    pytest.param("clip(pretrained=openai, preprocess=openai)", ["checkpoint file only"],
+                 marks=needs_open_clip),
     ("conse(top_k=", ["bad embedder spec"]),
     (3, ["expected an embedder spec"]),
 ])
@@ -127,6 +145,7 @@ def test_register_custom_backend() -> None:
         register_embedder("bad")(object)
 
 
+@needs_open_clip
 def test_constructing_and_reading_ids_does_not_import_torch() -> None:
     code = (
         "import sys\n"
@@ -138,3 +157,20 @@ def test_constructing_and_reading_ids_does_not_import_torch() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_hf_ids_of_a_folder_need_neither_torch_nor_transformers(tmp_path) -> None:
+    (tmp_path / "config.json").write_text('{"model_type": "clip", "projection_dim": 8}')
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    code = (
+        "import sys\n"
+        "from dixit_lab.embeddings import make_embedder\n"
+        f"e = make_embedder({{'kind': 'hf', 'model': {str(tmp_path)!r}}})\n"
+        "assert e.dim == 8 and 'weights=sha256:' in e.id, e.id\n"
+        "heavy = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    first = make_embedder({"kind": "hf", "model": str(tmp_path)}).id
+    (tmp_path / "model.safetensors").write_bytes(b"other weights")
+    assert make_embedder({"kind": "hf", "model": str(tmp_path)}).id != first

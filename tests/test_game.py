@@ -392,8 +392,67 @@ def test_on_illegal_must_be_known():
 
 
 def test_random_agent_words_are_in_the_default_bank():
-    from agents.random_agent import WORDS
     from dixit_lab.clues import ClueBank
+    from dixit_lab_agents.random_agent import WORDS
 
     bank = ClueBank.load("default")
     assert [word for word in WORDS if word not in bank] == []
+
+
+class FailingHook(Agent):
+    """Random play, but ``begin_game`` or ``observe`` raises (in round ``when`` for observe)."""
+
+    def __init__(self, hook: str, when: int = 2) -> None:
+        self.hook, self.when = hook, when
+        self.inner = make_agent("random")
+
+    def begin_game(self, context):
+        super().begin_game(context)
+        self.inner.begin_game(context)
+        if self.hook == "begin_game":
+            raise KeyError("no model")
+
+    def observe(self, result):
+        if self.hook == "observe" and result.round == self.when:
+            raise ValueError("bad round")
+
+    def tell(self, view):
+        return self.inner.tell(view)
+
+    def submit(self, view):
+        return self.inner.submit(view)
+
+    def vote(self, view):
+        return self.inner.vote(view)
+
+
+@pytest.mark.parametrize(("hook", "round_index", "message"),
+                         [("begin_game", 0, "KeyError: 'no model'"),
+                          ("observe", 2, "ValueError: bad round")])
+def test_hooks_that_raise_are_illegal_actions_or_faults(hook, round_index, message):
+    agents = randoms(4)
+    agents[2] = FailingHook(hook)
+    agents[2].spec = "hooked"
+    with pytest.raises(IllegalAction, match=rf"seat 2 \(agent hooked\), round {round_index}, "
+                                            rf"{hook}: the agent raised {message}"):
+        play_game(agents, get_rules("classic"), DECK, 3)
+    record = play_game(agents, get_rules("classic"), DECK, 3, on_illegal="fallback")
+    faults = [(index, f) for index, rnd in enumerate(record.rounds) for f in rnd.faults]
+    assert [(index, f.seat, f.action, f.kind) for index, f in faults] == \
+        [(round_index, 2, hook, "raised")]
+    assert record.end_reason == "deck_exhausted"
+
+
+def test_agents_may_report_a_failure_class():
+    from dixit_lab.agent import AgentFailure
+
+    class Unparsable(Cheater):
+        def vote(self, view):
+            raise AgentFailure("unparsable", "the reply held no number")
+
+    agents = randoms(4)
+    agents[1] = Unparsable("none")
+    record = play_game(agents, get_rules("classic"), DECK, 2, on_illegal="fallback")
+    faults = [f for rnd in record.rounds for f in rnd.faults]
+    assert faults and {(f.kind, f.message) for f in faults} == \
+        {("unparsable", "the reply held no number")}

@@ -258,3 +258,28 @@ def test_faults_are_counted_per_player():
     assert _row(table, "cheat").faults == expected
     assert _row(table, "a").faults == 0 and _row(table, "b").faults == 0
     assert summary_stats(records)["faults"] == expected
+
+
+def test_rounds_frame_types_and_card_ids() -> None:
+    """Votes are nullable integers, found a nullable boolean, cards named by their ids."""
+    from dixit_lab.cards import load_deck
+    from dixit_lab.seeding import game_seed
+
+    deck = load_deck("dreams")
+    agents = [make_agent("literal") for _ in range(4)]
+    records = [play_game(agents, get_rules("classic", max_rounds=3), deck,
+                         game_seed(5, i)) for i in range(2)]
+    frame = rounds_frame(records)
+    assert str(frame["vote"].dtype) == "Int64" and str(frame["found"].dtype) == "boolean"
+    assert frame["faults"].dtype.kind == "i" and "fault" not in frame.columns
+    teller = frame[frame.role == "storyteller"]
+    assert teller["vote"].isna().all() and teller["found"].isna().all()
+    assert teller["voted_card"].isna().all()
+    listener = frame[frame.role == "listener"]
+    assert listener["vote"].notna().all() and listener["found"].notna().all()
+    for _, line in frame.iterrows():
+        rnd = records[line.record_index].rounds[line["round"]]
+        assert line.storyteller_card == deck.cards[rnd.storyteller_card].id
+        if line.role == "listener":
+            assert line.voted_card == deck.cards[rnd.display[line.vote]].id
+            assert bool(line.found) == (line.voted_card == line.storyteller_card)

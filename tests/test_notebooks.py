@@ -15,14 +15,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.optional import import_or_skip
+
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-EXPECTED = ("01_rules_and_scoring", "02_perception", "03_tournament", "04_ambiguity")
+EXPECTED = ("01_rules_and_scoring", "02_perception", "03_tournament", "04_ambiguity",
+            "05_environment")
+REQUIRES = {"05_environment": ("pettingzoo", "gymnasium")}  # the optional packages it needs
 CELL_TIMEOUT = 180  # seconds per cell; each notebook takes well under a minute in total
 
 
-def test_the_four_notebooks_are_there():
+def test_the_notebooks_are_there():
     assert [path.stem for path in NOTEBOOKS] == list(EXPECTED)
 
 
@@ -40,9 +44,12 @@ def test_notebook_is_committed_without_outputs(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs(path, tmp_path, monkeypatch):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
+    nbformat = import_or_skip("nbformat")
+    nbclient = import_or_skip("nbclient")
+    import_or_skip("ipykernel")
+    for package in REQUIRES.get(path.stem, ()):
+        pytest.importorskip(package, reason=f"{path.name} needs {package} (pip install -e "
+                            f"'.[env]')")
     # the kernel imports the project from this checkout even if it is not installed
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))

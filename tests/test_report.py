@@ -11,12 +11,14 @@ import pytest
 import yaml
 from PIL import Image
 
-from agents.random_agent import RandomAgent
 from dixit_lab import Deck, get_rules, make_agent, play_game, read_jsonl, write_jsonl
 from dixit_lab.agent import register_agent
 from dixit_lab.cards import Card
 from dixit_lab.metrics import agent_table
-from dixit_lab.report import _reading, show_game, write_report, write_sweep_report
+from dixit_lab.report import _reading, write_report
+from dixit_lab.show import show_game
+from dixit_lab.sweep_report import write_sweep_report
+from dixit_lab_agents.random_agent import RandomAgent
 
 NAMES = ["teller", "crowd", "crowd", "crowd", "other"]
 
@@ -235,3 +237,19 @@ def test_show_game_uses_deck_ids_and_short_captions():
     captions = re.findall(r"“([^”]*)”", text)
     assert captions and all(len(c) <= 50 for c in captions)
     assert "seat 0, random" in text  # without meta["players"], names are the agent specs
+
+
+def test_interval_plot_takes_an_interval_that_misses_its_estimate():
+    """A bootstrap interval can lie beside the estimate, and an interval that ends at the
+    mean can differ from it in the last bit: neither may stop the report."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from dixit_lab.plots import interval_plot
+
+    fig = interval_plot(plt, ["a", "b"], np.array([1.0, 0.5]), np.array([1.2, 0.5 + 1e-16]),
+                         np.array([1.5, 0.7]), title="t", xlabel="x", note=lambda i: "")
+    plt.close(fig)

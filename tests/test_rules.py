@@ -1,4 +1,4 @@
-"""Scoring and rule sets, from the worked examples and common mistakes of shared/RULES.md."""
+"""Scoring and rule sets, from the worked examples and common mistakes of docs/rules.md."""
 
 from __future__ import annotations
 
@@ -282,3 +282,49 @@ def test_scoring_invariants(case):
         assert score.points[storyteller] == 0
         assert all(score.search[s] == rules.all_or_none_points for s in range(n)
                    if s != storyteller)
+
+
+def test_score_round_rejects_a_table_size_its_rules_do_not_allow():
+    owners = list(range(7))
+    votes = {seat: 0 for seat in range(1, 7)}
+    for preset in ("classic", "quest"):
+        with pytest.raises(IllegalAction, match=rf"rule set '{preset}' allows 3 to 6 players, "
+                                                rf"got a round of 7"):
+            score_round(get_rules(preset), 0, owners, votes)
+    assert score_round(get_rules("refresh"), 0, owners, votes).outcome == "all_found"
+
+
+def test_score_round_takes_numpy_integers_as_play_game_does():
+    import numpy as np
+
+    plain = score_round(get_rules("classic"), 0, [0, 1, 2, 3], {1: 0, 2: 3, 3: 1})
+    numpy = score_round(get_rules("classic"), np.int64(0), [0, 1, 2, 3],
+                        {np.int64(1): np.int64(0), np.int32(2): np.int64(3), 3: np.uint8(1)})
+    assert numpy == plain
+    with pytest.raises(IllegalAction, match="out of range"):
+        score_round(get_rules("classic"), 0, [0, 1, 2, 3], {1: 0.0, 2: 3, 3: 1})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(legal_rounds(), min_size=1, max_size=12))
+def test_the_vectorised_scorer_agrees_with_the_scalar_one(cases):
+    """The batched engine's scorer, over many rounds at once, equals round_points row by row
+    (both read the point rule from search_points and vote_bonus)."""
+    import numpy as np
+
+    from dixit_lab.batched import score_batch
+
+    by_table: dict = {}
+    for rules, storyteller, owners, votes in cases:
+        by_table.setdefault((rules, len(set(owners)), len(owners)), []).append(
+            (storyteller, owners, votes))
+    for (rules, n, shown), rounds in by_table.items():
+        teller = np.array([r[0] for r in rounds])
+        owners = np.array([r[1] for r in rounds])
+        display = np.tile(np.arange(shown), (len(rounds), 1)) + 100  # cards 100.. in order
+        cards = np.array([100 + r[1].index(r[0]) for r in rounds])
+        votes = np.array([[r[2].get(seat, -1) for seat in range(n)] for r in rounds])
+        batch = score_batch(rules, teller, display, owners, votes, cards)
+        for row, (storyteller, owner, vote) in enumerate(rounds):
+            by_seat = [vote.get(seat) for seat in range(n)]
+            assert tuple(batch[row].tolist()) == round_points(rules, storyteller, owner, by_seat)

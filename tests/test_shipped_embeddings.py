@@ -13,6 +13,7 @@ from dixit_lab.cards import available_decks, load_deck
 from dixit_lab.clues import ClueBank
 from dixit_lab.embeddings import load_shipped_cards, load_shipped_clues, make_embedder
 from dixit_lab.embeddings.shipped import shipped_folder
+from tests.optional import import_or_skip
 
 DECKS = [deck for deck in ("dreams", "dreams-quest") if deck in available_decks()]
 EMBEDDERS = [spec for spec in ("conse", "text")
@@ -44,8 +45,8 @@ def test_shipped_files_load_fresh_and_unit(spec: str, deck_name: str) -> None:
 
 @pytest.mark.parametrize("spec", EMBEDDERS)
 def test_sample_recomputed_with_the_real_models_matches(spec: str) -> None:
-    pytest.importorskip("torch")
-    pytest.importorskip("sentence_transformers")
+    import_or_skip("torch")
+    import_or_skip("sentence_transformers")
     embedder = make_embedder(spec)
     rng = np.random.default_rng(7)
     deck = load_deck(DECKS[0])

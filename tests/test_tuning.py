@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
@@ -9,7 +10,7 @@ from PIL import Image
 
 from dixit_lab.cli import main
 from dixit_lab.experiment import ConfigError
-from dixit_lab.tuning import tune
+from dixit_lab.tuning import grid_values, tune
 
 DATA = {
     "name": "tune-test",
@@ -37,7 +38,21 @@ def test_tune_finds_that_middling_ambiguity_beats_the_extremes(tmp_path):
     summary = json.loads((tmp_path / "tune.json").read_text())
     assert summary["best_value"] == 0.5
     Image.open(tmp_path / "tune.png").verify()
-    assert (tmp_path / "tune.csv").read_text().startswith("value,games,mean")
+    with (tmp_path / "tune.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == ["value", "games", "mean", "half_width_95", "ci_low", "ci_high",
+                             "alive", "p_versus_leader", "dropped_after_look"]
+    assert [row["value"] for row in rows] == ["0.1", "0.5", "0.9"]
+    for row in rows:
+        assert all(len(row[k].split(".")[-1]) <= 4 for k in ("mean", "ci_low", "ci_high"))
+        mean, half = float(row["mean"]), float(row["half_width_95"])
+        assert float(row["ci_low"]) == pytest.approx(mean - half, abs=2e-4)
+        assert float(row["ci_high"]) == pytest.approx(mean + half, abs=2e-4)
+
+
+def test_grid_values_are_the_decimals_a_person_writes() -> None:
+    assert grid_values(0.1, 0.9, 9) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+    assert [str(v) for v in grid_values(0.1, 0.9, 9)][2] == "0.3"  # not 0.30000000000000004
 
 
 def test_tune_errors(tmp_path):
@@ -57,7 +72,19 @@ def test_cli_tune(tmp_path, capsys):
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump({**DATA, "tune": {**DATA["tune"], "max_games": 120}}))
     assert main(["tune", str(path), "--out", str(tmp_path / "out")]) == 0
-    assert "best value" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "best value" in out and "95% interval half-width" in out
+
+
+def test_cli_tune_writes_into_the_configs_results_folder(tmp_path, capsys, monkeypatch):
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({**DATA, "tune": {**DATA["tune"], "max_games": 120}}))
+    assert main(["tune", str(path)]) == 0
+    assert (tmp_path / "results" / "tune-test" / "tune.csv").is_file()
+    assert "results/tune-test/tune.csv" in capsys.readouterr().out
 
 
 def test_the_winner_is_re_evaluated_on_fresh_deals(tmp_path):

@@ -1,5 +1,5 @@
-"""Embeddings: the :class:`Embedder` protocol, the ``clip``, ``conse`` and ``text`` backends,
-the disk cache, shipped precomputed vectors and :class:`EmbeddingSpace`.
+"""Embeddings: the :class:`Embedder` protocol, the ``clip``, ``conse``, ``hf`` and ``text``
+backends, the disk cache, shipped precomputed vectors and :class:`EmbeddingSpace`.
 
 Importing this package does not import torch; models load on the first ``embed_*`` call.
 """

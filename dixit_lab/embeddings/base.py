@@ -16,16 +16,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
-import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from dixit_lab.cards import Card
-from dixit_lab.spec import format_spec, parse_spec
+from dixit_lab.registry import Registry, UnknownName
+from dixit_lab.spec import SpecError, check_value, format_spec, parse_spec, type_name
 
 __all__ = [
     "Embedder",
@@ -127,14 +127,9 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
 
 # ----------------------------------------------------------------------------------- registry
 
-# Built-in backends are imported on first use so that importing this module stays light.
-_BUILTIN: dict[str, str] = {
-    "clip": "dixit_lab.embeddings.clip:ClipEmbedder",
-    "conse": "dixit_lab.embeddings.conse:ConseEmbedder",
-    "ridge": "dixit_lab.embeddings.ridge:RidgeEmbedder",
-    "text": "dixit_lab.embeddings.text:TextEmbedder",
-}
-_REGISTRY: dict[str, type] = {}
+# Built-in backends and plugins are entry points of the ``dixit_lab.embedders`` group
+# (``pyproject.toml``), imported on first use so that importing this module stays light.
+EMBEDDERS: Registry[Any] = Registry("dixit_lab.embedders", "embedder", object)
 
 
 def register_embedder(name: str) -> Callable[[type], type]:
@@ -147,26 +142,22 @@ def register_embedder(name: str) -> Callable[[type], type]:
     def decorate(cls: type) -> type:
         if not dataclasses.is_dataclass(cls):
             raise TypeError(f"embedder {name!r}: {cls.__name__} must be a dataclass")
-        _REGISTRY[name] = cls
+        EMBEDDERS.register(name)(cls)
         return cls
 
     return decorate
 
 
 def _lookup(name: str) -> type:
-    if name not in _REGISTRY and name in _BUILTIN:
-        module_name, _, class_name = _BUILTIN[name].partition(":")
-        module = importlib.import_module(module_name)
-        _REGISTRY.setdefault(name, getattr(module, class_name))
-    if name not in _REGISTRY:
-        raise EmbedderSpecError(f"unknown embedder {name!r}; available: "
-                                f"{', '.join(available_embedders())}")
-    return _REGISTRY[name]
+    try:
+        return EMBEDDERS.get(name)
+    except UnknownName as error:
+        raise EmbedderSpecError(str(error)) from None
 
 
 def available_embedders() -> list[str]:
     """Names of the registered embedder backends."""
-    return sorted(set(_BUILTIN) | set(_REGISTRY))
+    return EMBEDDERS.names()
 
 
 def embedder_parameters(name: str) -> dict[str, tuple[Any, Any]]:
@@ -217,36 +208,20 @@ def make_embedder(spec: str | Mapping[str, Any] | Embedder) -> Embedder:
 
 
 def _describe(allowed: Mapping[str, tuple[Any, Any]]) -> str:
-    return ", ".join(f"{key}: {_type_name(kind)} = {default!r}"
+    return ", ".join(f"{key}: {type_name(kind)} = {default!r}"
                      for key, (kind, default) in allowed.items())
 
 
-def _type_name(kind: Any) -> str:
-    if isinstance(kind, type):
-        return kind.__name__
-    return " | ".join(_type_name(arg) if arg is not type(None) else "None"
-                      for arg in typing.get_args(kind))
-
-
 def _coerce(name: str, key: str, value: Any, kind: Any) -> Any:
-    origin = typing.get_origin(kind)
-    options = typing.get_args(kind) if origin in (Union, types.UnionType) else (kind,)
-    if value is None and type(None) in options:
-        return None
-    for option in options:
-        if option is bool and isinstance(value, bool):
-            return value
-        if option is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if option is float and isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if option is str and isinstance(value, str):
-            return value
-    # A bare word such as ``device=0`` reads as an int; accept it where a string is wanted.
-    if str in options and isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    raise EmbedderSpecError(f"embedder {name!r}: parameter {key!r} must be {_type_name(kind)}, "
-                            f"got {value!r}")
+    try:
+        return check_value(kind, value)
+    except SpecError:
+        # A bare word such as ``device=0`` reads as an int; accept it where a string is wanted.
+        if str in (typing.get_args(kind) or (kind,)) and isinstance(value, int) \
+                and not isinstance(value, bool):
+            return str(value)
+        raise EmbedderSpecError(f"embedder {name!r}: parameter {key!r} must be "
+                                f"{type_name(kind)}, got {value!r}") from None
 
 
 def spec_id(name: str, params: Mapping[str, Any]) -> str:
@@ -258,10 +233,12 @@ def require(module: str, extra: str) -> Any:
     """Import ``module`` or raise :class:`ModelUnavailableError` with the install hint."""
     try:
         return importlib.import_module(module)
-    except ImportError as error:
+    except Exception as error:  # missing, or a broken install (torchvision for another torch)
         raise ModelUnavailableError(
-            f"this embedder needs the Python package {module!r} ({error}); install it with "
-            f"`pip install 'dixit-lab[{extra}]'`") from error
+            f"this embedder needs the Python package {module!r}, which does not import here "
+            f"({type(error).__name__}: {error}); from the clone: pip install -e \".[{extra}]\" "
+            "(on a CPU-only machine first: pip install torch torchvision --index-url "
+            "https://download.pytorch.org/whl/cpu)") from error
 
 
 def check_output(matrix: Any, n: int, dim: int, what: str) -> np.ndarray:

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from dixit_lab import atomic
 from dixit_lab.cards import Card
 from dixit_lab.embeddings.base import Embedder, card_content_hash, check_output, text_hash
+from dixit_lab.progress import progress
 
 __all__ = [
     "EmbeddingCache",
@@ -166,26 +167,22 @@ def _pack_problem(stored_id: str, keys: np.ndarray, vectors: np.ndarray, checksu
 
 
 def atomic_write(path: Path, write: Callable[..., object]) -> None:
-    """Call ``write(binary_handle)`` on a temporary file next to ``path``, then move it into
-    place with ``os.replace`` (readers see the old file or the new one, never half of one)."""
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
+    """Call ``write(binary_handle)`` and move the file into place atomically
+    (:func:`dixit_lab.atomic.atomic_write`: readers see the old file or the new one)."""
+
+    def to(temporary: Path) -> None:
+        with open(temporary, "wb") as handle:
             write(handle)
-        os.chmod(temp, 0o644)  # mkstemp makes 0600; shipped and shared caches must be readable
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+
+    atomic.atomic_write(path, to)
 
 
-def _progress(total: int, description: str, enabled: bool | None):
-    from tqdm.auto import tqdm
-
+def _progress(total: int, description: str, enabled: bool | None) -> Any:
     if enabled is None:
-        enabled = total >= _PROGRESS_MIN_ITEMS and sys.stderr.isatty()
-    return tqdm(total=total, desc=description, unit="item", file=sys.stderr,
-                disable=not enabled, leave=False)
+        enabled = total >= _PROGRESS_MIN_ITEMS
+        return progress(total, description, "item", leave=False, disable_all=not enabled)
+    return progress(total, description, "item", leave=False, disable_all=not enabled,
+                    force=enabled)
 
 
 def _cached_embed(embedder: Embedder, items: Sequence, keys: list[str],

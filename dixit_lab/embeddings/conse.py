@@ -107,8 +107,8 @@ def _preprocess(path: Path, size: int = _IMAGE_SIZE) -> Any:
     import torch
     from PIL import Image
 
-    with Image.open(path) as image:
-        image = image.convert("RGB")
+    with Image.open(path) as opened:
+        image = opened.convert("RGB")
         width, height = image.size
         crop = round(size / (size + _CROP_PADDING) * min(width, height))
         left, top = (width - crop) // 2, (height - crop) // 2

@@ -29,6 +29,7 @@ from dixit_lab.cards import Card, Deck, data_root, load_deck
 from dixit_lab.embeddings.base import (
     Embedder,
     card_content,
+    check_output,
     make_embedder,
     normalize_rows,
 )
@@ -149,37 +150,39 @@ def _write(path: Path, **arrays: np.ndarray) -> None:
     from dixit_lab.embeddings.cache import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, lambda handle: np.savez(handle, **arrays))
+    atomic_write(path, lambda handle: np.savez(handle, **arrays))  # type: ignore[arg-type]
 
 
 def regenerate_shipped(deck: str, embedder: str | Embedder, clue_bank: str = "default",
                        out_dir: Path | None = None) -> list[Path]:
-    """Compute (through the disk cache) and write the shipped files of one embedder for one
-    bundled deck and one clue bank. Returns the written paths."""
+    """Compute with the model and write the shipped files of one embedder for one bundled
+    deck and one clue bank. Returns the written paths.
+
+    The vectors are recomputed, never read from the disk cache or earlier shipped files: a
+    machine without the model gets :class:`ModelUnavailableError`, not copies."""
     from dixit_lab.clues import ClueBank
-    from dixit_lab.embeddings.cache import cached_embed_cards, cached_embed_texts
 
     model = make_embedder(embedder)
     deck_obj = load_deck(deck)
     bank = ClueBank.load(clue_bank)
+    cards: tuple[Card, ...] = deck_obj.cards
+    # Compute everything before writing anything: a failure leaves the old files alone.
+    card_vectors = check_output(model.embed_images(cards), len(cards), model.dim, model.id)
+    clue_vectors = check_output(model.embed_texts(bank.texts), len(bank.texts), model.dim,
+                                model.id)
     folder = shipped_folder(model.id, out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "embedder.txt").write_text(model.id + "\n", encoding="utf-8")
-    written: list[Path] = []
-    cards: tuple[Card, ...] = deck_obj.cards
-    card_vectors = cached_embed_cards(model, cards, progress=True)
-    path = folder / f"deck-{deck_obj.name}.npz"
-    _write(path, embedder_id=np.asarray(model.id),
+    deck_path = folder / f"deck-{deck_obj.name}.npz"
+    _write(deck_path, embedder_id=np.asarray(model.id),
            card_ids=np.asarray([card.id for card in cards]),
            card_hashes=_digests([card_content(model, card) for card in cards]),
            vectors=card_vectors.astype(np.float16))
-    written.append(path)
-    clue_vectors = cached_embed_texts(model, bank.texts, progress=True)
-    path = folder / f"clues-{bank.name}.npz"
-    _write(path, embedder_id=np.asarray(model.id),
+    clues_path = folder / f"clues-{bank.name}.npz"
+    _write(clues_path, embedder_id=np.asarray(model.id),
            text_hashes=_digests([text.encode("utf-8") for text in bank.texts]),
            vectors=clue_vectors.astype(np.float16))
-    written.append(path)
+    written = [deck_path, clues_path]
     return written
 
 

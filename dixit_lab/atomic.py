@@ -1,16 +1,18 @@
-"""Atomic file writes: a file is either the old one or the whole new one, never half."""
+"""Files: atomic writes (a file is either the old one or the whole new one, never half: the one
+home of this for results, caches and shipped files) and content digests."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text", "file_sha256"]
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
+def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call ``write(temporary_path)``, then rename the temporary file over ``path``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -22,11 +24,18 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
         write(temporary)
         with open(temporary, "rb+") as stream:
             os.fsync(stream.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())  # as open() would: mkstemp makes 0600
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     return target
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
@@ -35,3 +44,9 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_bytes(data))
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 hex digest of a file's bytes, read in blocks (``hashlib.file_digest``)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

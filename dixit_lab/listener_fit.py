@@ -27,7 +27,7 @@ import numpy as np
 
 from dixit_lab.cards import data_root
 from dixit_lab.listener_model import deck_rank_fraction, listener_model
-from dixit_lab.records import GameRecord, read_jsonl
+from dixit_lab.records import GameRecord, player_names, read_jsonl
 
 __all__ = [
     "FEATURES",
@@ -229,7 +229,7 @@ def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
             vector = [float(values[name][row]) for name in FEATURES]
             target = rnd.display.index(rnd.storyteller_card)
             p = float(table.model.find[rnd.storyteller_card, clue])
-            names = record.meta.get("players") or record.agents
+            names = player_names(record)
             for seat, vote in enumerate(rnd.votes):
                 if vote is None:
                     continue
@@ -258,8 +258,8 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
     ``paths``) is what ``info`` records as the data's origin, e.g. the config that made it."""
     from sklearn.linear_model import LogisticRegression
 
-    from dixit_lab.calibration_eval import holdout_mask, reliability_table, scores
     from dixit_lab.embeddings import make_embedder
+    from dixit_lab.listener_fit_eval import holdout_mask, reliability_table, scores
 
     groups: list[tuple[int, int]] = []
     x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from dixit_lab.agent import GameContext, make_agent
 from dixit_lab.cards import load_deck
-from dixit_lab.records import GameRecord
+from dixit_lab.records import GameRecord, player_names
 from dixit_lab.rules import RuleSet
 
 __all__ = ["calibration_bins", "find_rate_table", "turn_predictions"]
@@ -29,7 +29,7 @@ def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
     agents: dict[tuple[Any, ...], Any] = {}
     rows = []
     for game, record in enumerate(records):
-        names = record.meta.get("players") or record.agents
+        names = player_names(record)
         rules = RuleSet(**record.rule_options)
         for index, rnd in enumerate(record.rounds):
             seat = rnd.storyteller
@@ -45,10 +45,11 @@ def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
                     agent.begin_game(GameContext(seat, record.n_players, rules,
                                                  load_deck(record.deck), record.agents))
                 agents[key] = agent
-            if callable(getattr(agent, "predicted_find", None)) and rnd.storyteller_hand:
+            predict = getattr(agent, "predicted_find", None)
+            if callable(predict) and rnd.storyteller_hand:
                 with contextlib.suppress(KeyError):  # a fallback clue outside the bank
-                    predicted = agent.predicted_find(list(rnd.storyteller_hand),
-                                                     rnd.storyteller_card, rnd.clue)
+                    predicted = predict(list(rnd.storyteller_hand), rnd.storyteller_card,
+                                        rnd.clue)
             rows.append({"game": record.meta.get("game", game), "round": index,
                          "player": names[seat], "agent": spec, "voters": voters,
                          "finders": finders, "observed": finders / voters,

@@ -81,7 +81,7 @@ def plot_reliability(info: dict, path: str) -> str:
     fitted and the analytic model."""
     from matplotlib.figure import Figure
 
-    from dixit_lab.files import atomic_write
+    from dixit_lab.atomic import atomic_write
 
     fig = Figure(figsize=(6, 5.5))
     ax = fig.subplots()

@@ -10,10 +10,10 @@ from typing import Any
 
 import yaml
 
-from dixit_lab.files import atomic_write, atomic_write_text
+from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.records import read_jsonl
 
-__all__ = ["write_outputs"]
+__all__ = ["write_tables"]
 
 
 def _seed(folder: Path) -> int:
@@ -24,17 +24,18 @@ def _seed(folder: Path) -> int:
         return 0
 
 
-def write_outputs(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -> None:
+def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -> None:
     """Compute and write every table and the report from ``folder/games.jsonl``.
 
     ``run`` (a :class:`~dixit_lab.runner.RunResult`) adds timing to summary.json; without it
     the timing of an earlier summary.json is kept.
     """
-    from dixit_lab.analysis import calibration_bins, find_rate_table, turn_predictions
+    from dixit_lab.find_rates import calibration_bins, find_rate_table, turn_predictions
     from dixit_lab.metrics import agent_table, rounds_frame, summary_stats
     from dixit_lab.rating_pairs import rating_pairs
     from dixit_lab.ratings import games_from_records, ratings_table
     from dixit_lab.report import write_report
+    from dixit_lab.vlm.usage import add_model_columns
 
     folder = Path(folder)
     games_path = folder / "games.jsonl"
@@ -49,6 +50,7 @@ def write_outputs(folder: str | Path, run: Any = None, *, bootstrap: int = 200) 
     agents = agent_table(records)
     turns = turn_predictions(records)
     agents = agents.merge(find_rate_table(turns), on="player", how="left")
+    agents = add_model_columns(agents, records, folder)  # faults by class, tokens, cost
     atomic_write_text(folder / "agents.csv", agents.to_csv(index=False))
     atomic_write_text(folder / "find_calibration.csv",
                       calibration_bins(turns).to_csv(index=False))

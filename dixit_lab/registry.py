@@ -1,0 +1,99 @@
+"""Registries of named classes (agents, embedders, executors), the ecosystem's way.
+
+Built-ins and plugins enter a registry the same way: as **entry points** of the registry's
+group in their package's metadata (``[project.entry-points."dixit_lab.agents"]`` in
+``pyproject.toml``: ``literal = "dixit_lab_agents.literal:LiteralAgent"``). A name is listed
+without importing anything and its class is imported on first use, so a broken plugin costs
+only its own name, and the core imports no concrete class. Code may also register a class
+directly (``Registry.register``, the ``@register_agent`` decorator).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Generic, TypeVar
+
+__all__ = ["Registry", "UnknownName"]
+
+T = TypeVar("T")
+C = TypeVar("C", bound=type)
+
+
+class UnknownName(KeyError):
+    """A name that no entry point or registration provides. ``str()`` lists the known ones."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown name"
+
+
+class Registry(Generic[T]):
+    """Classes of ``kind`` (a word for messages, e.g. ``"agent"``) that subclass ``base``,
+    by name: registered in code, or entry points of ``group``."""
+
+    def __init__(self, group: str, kind: str, base: type[T]) -> None:
+        self.group, self.kind, self.base = group, kind, base
+        self._classes: dict[str, type[T]] = {}
+        self._entries: dict[str, EntryPoint] | None = None
+
+    def _entry_points(self) -> dict[str, EntryPoint]:
+        if self._entries is None:
+            self._entries = {entry.name: entry for entry in entry_points(group=self.group)}
+        return self._entries
+
+    def register(self, name: str) -> Callable[[C], C]:
+        """Class decorator: register ``cls`` under ``name``."""
+
+        def decorate(cls: C) -> C:
+            if not (isinstance(cls, type) and issubclass(cls, self.base)):
+                raise TypeError(f"registering {self.kind} {name!r} needs a subclass of "
+                                f"{self.base.__name__}")
+            existing = self._classes.get(name)
+            if existing is not None and existing.__qualname__ != cls.__qualname__:
+                raise ValueError(f"{self.kind} name {name!r} is already registered by "
+                                 f"{existing.__module__}.{existing.__qualname__}")
+            entry = self._entry_points().get(name)
+            if existing is None and entry is not None and entry.value not in (
+                    f"{cls.__module__}:{cls.__qualname__}", cls.__module__):
+                raise ValueError(f"{self.kind} name {name!r} is already registered by the "
+                                 f"entry point {entry.value}")
+            self._classes[name] = cls
+            return cls  # type: ignore[return-value]  # (C is a subclass of base)
+
+        return decorate
+
+    def names(self) -> list[str]:
+        """Every known name, without importing any class."""
+        return sorted(set(self._classes) | set(self._entry_points()))
+
+    def get(self, name: str) -> type[T]:
+        """The class of ``name``, imported on first use."""
+        cls = self._classes.get(name)
+        if cls is not None:
+            return cls
+        entry = self._entry_points().get(name)
+        if entry is None:
+            raise UnknownName(f"unknown {self.kind} {name!r}; available {self.kind}s: "
+                              f"{', '.join(self.names()) or 'none'}")
+        try:
+            loaded = entry.load()
+        except Exception as error:
+            raise UnknownName(f"{self.kind} {name!r} ({entry.value}) could not be loaded: "
+                              f"{type(error).__name__}: {error}") from None
+        if isinstance(loaded, type) and issubclass(loaded, self.base):
+            self._classes.setdefault(name, loaded)
+        if name not in self._classes:  # an entry point naming a module that registers it
+            raise UnknownName(f"{self.kind} {name!r}: entry point {entry.value} is not a "
+                              f"subclass of {self.base.__name__}")
+        return self._classes[name]
+
+    def load_all(self) -> dict[str, type[T]]:
+        """Every class that can be loaded (a broken plugin warns and is left out)."""
+        classes = {}
+        for name in self.names():
+            try:
+                classes[name] = self.get(name)
+            except UnknownName as error:
+                warnings.warn(str(error), stacklevel=2)
+        return classes

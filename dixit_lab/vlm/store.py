@@ -1,0 +1,169 @@
+"""The exchange store: every model call of a run, content-addressed, in the results folder.
+
+An *exchange* is one chat-completions request and its outcome (the reply and its usage, or a
+classified error). Its key is the sha256 of the request in canonical JSON, with every image
+replaced by :func:`~dixit_lab.vlm.images.image_ref`. The store lives in ``<results>/exchanges/``
+as JSON Lines segments, one per writing process, appended line by line (a line is written
+with one call and flushed; a torn last line from a killed process is skipped on reading).
+
+Modes (``DIXIT_LAB_EXCHANGE_MODE``, or :func:`exchange_session`):
+
+- ``auto``: reuse a recorded outcome, else call the model and record it (a resumed run
+  reuses what an interrupted one recorded);
+- ``record``: always call the model and record (``dixit-lab run --record-only``);
+- ``replay``: never call the model; an exchange that was not recorded is an error
+  (``dixit-lab replay``, ``dixit-lab run --replay-only``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, Literal
+
+__all__ = [
+    "ENV_FOLDER",
+    "ENV_MODE",
+    "MODES",
+    "ExchangeStore",
+    "Mode",
+    "ReplayMiss",
+    "current_store",
+    "exchange_key",
+    "exchange_session",
+]
+
+Mode = Literal["auto", "record", "replay"]
+MODES: tuple[str, ...] = ("auto", "record", "replay")
+ENV_FOLDER = "DIXIT_LAB_EXCHANGES"
+ENV_MODE = "DIXIT_LAB_EXCHANGE_MODE"
+
+
+class ReplayMiss(RuntimeError):
+    """Replay-only mode met a request that was never recorded (a different prompt, model or
+    parameter than the recorded run)."""
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def exchange_key(request: dict[str, Any]) -> str:
+    """sha256 hex digest of the request (model, messages with image refs, parameters)."""
+    return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+
+
+class ExchangeStore:
+    """Recorded exchanges of one folder (or of memory only, with ``folder=None``)."""
+
+    def __init__(self, folder: str | Path | None, mode: Mode = "auto") -> None:
+        if mode not in MODES:
+            raise ValueError(f"exchange mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.folder = Path(folder) if folder is not None else None
+        self.mode: Mode = mode
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._handle: IO[str] | None = None
+        self._pid = os.getpid()
+        if self.folder is not None and self.folder.is_dir():
+            self._load(self.folder)
+
+    def _load(self, folder: Path) -> None:
+        for path in sorted(folder.glob("*.jsonl")):  # names start with a time: later wins
+            with path.open(encoding="utf-8") as handle:
+                for line in handle:
+                    try:
+                        entry = json.loads(line)
+                        self._entries[entry["key"]] = entry["outcome"]
+                    except (json.JSONDecodeError, KeyError, TypeError):
+                        continue  # a torn last line of a killed process
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The recorded outcome of ``key`` (None in ``record`` mode, which always calls)."""
+        if self.mode == "record":
+            return None
+        return self._entries.get(key)
+
+    def put(self, key: str, request: dict[str, Any], outcome: dict[str, Any]) -> None:
+        """Record an outcome (in memory, and appended to this process's segment)."""
+        with self._lock:
+            self._entries[key] = outcome
+            if self.folder is None:
+                return
+            handle = self._segment()
+            handle.write(canonical_json({"key": key, "request": request, "outcome": outcome})
+                         + "\n")
+            handle.flush()
+
+    def _segment(self) -> IO[str]:
+        if self._handle is None or self._pid != os.getpid():  # a forked child writes its own
+            assert self.folder is not None
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._pid = os.getpid()
+            name = f"{time.time_ns():020d}-{socket.gethostname()}-{self._pid}.jsonl"
+            self._handle = (self.folder / name).open("a", encoding="utf-8")
+        return self._handle
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._handle = None
+
+
+_STORES: dict[tuple[str | None, str], ExchangeStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def current_store() -> ExchangeStore:
+    """The store named by ``$DIXIT_LAB_EXCHANGES`` and ``$DIXIT_LAB_EXCHANGE_MODE`` (one object
+    per folder and mode in a process); without a folder, an in-memory store."""
+    folder = os.environ.get(ENV_FOLDER) or None
+    mode = os.environ.get(ENV_MODE) or "auto"
+    if mode not in MODES:
+        raise ValueError(f"${ENV_MODE} must be one of {', '.join(MODES)}, got {mode!r}")
+    key = (str(Path(folder).resolve()) if folder else None, mode)
+    with _STORES_LOCK:
+        store = _STORES.get(key)
+        if store is None:
+            store = _STORES[key] = ExchangeStore(folder, mode)  # type: ignore[arg-type]
+        return store
+
+
+@contextlib.contextmanager
+def exchange_session(folder: str | Path | None, mode: Mode | None = None) -> Iterator[None]:
+    """Point the model agents of this process (and of worker processes it forks) at the store
+    in ``folder`` with ``mode`` (None: keep ``$DIXIT_LAB_EXCHANGE_MODE``, else ``auto``)."""
+    saved = {name: os.environ.get(name) for name in (ENV_FOLDER, ENV_MODE)}
+    if folder is not None:
+        os.environ[ENV_FOLDER] = str(folder)
+    if mode is not None:
+        if mode not in MODES:
+            raise ValueError(f"exchange mode must be one of {', '.join(MODES)}, got {mode!r}")
+        os.environ[ENV_MODE] = mode
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _reset_after_fork() -> None:
+    global _STORES_LOCK
+    _STORES_LOCK = threading.Lock()
+    for store in _STORES.values():
+        store._after_fork()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)

@@ -1,0 +1,83 @@
+"""The model columns of ``agents.csv``: faults by class (from the game records) and, for the
+model agents, tokens, latency and cost (from the usage rows in ``exchanges/usage/``)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from dixit_lab.records import GameRecord, player_names
+
+__all__ = ["FAULT_KINDS", "USAGE_COLUMNS", "add_model_columns", "fault_kinds", "usage_table"]
+
+#: fault classes with a column of their own (``faults_<kind>``), in this order; other kinds
+#: get a column after them
+FAULT_KINDS = ("illegal", "raised", "timeout", "crashed", "unparsable", "refused", "backend")
+USAGE_COLUMNS = ("model_decisions", "model_exchanges", "recorded_exchanges", "prompt_tokens",
+                 "completion_tokens", "latency_s_per_decision", "cost_usd")
+
+
+def fault_kinds(records: Iterable[GameRecord]) -> pd.DataFrame:
+    """One row per player name: ``faults_<kind>`` counts of its seats' faults."""
+    counts: dict[str, Counter[str]] = {}
+    for record in records:
+        names = player_names(record)
+        for name in names:
+            counts.setdefault(name, Counter())
+        for rnd in record.rounds:
+            for fault in rnd.faults:
+                counts[names[fault.seat]][fault.kind] += 1
+    kinds = list(FAULT_KINDS) + sorted({k for c in counts.values() for k in c} - set(FAULT_KINDS))
+    return pd.DataFrame([{"player": name, **{f"faults_{kind}": c[kind] for kind in kinds}}
+                         for name, c in counts.items()],
+                        columns=["player", *(f"faults_{kind}" for kind in kinds)])
+
+
+def _usage_rows(folder: Path) -> list[dict]:
+    """Usage rows, once per decision (a game played twice, e.g. by a resumed run, counts once:
+    the first file in name order wins)."""
+    seen: dict[tuple, dict] = {}
+    for path in sorted((folder / "exchanges" / "usage").glob("*.jsonl")):
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                row = json.loads(line)
+                seen.setdefault((row["game"], row["seat"], row["round"], row["action"]), row)
+    return list(seen.values())
+
+
+def usage_table(folder: str | Path) -> pd.DataFrame:
+    """One row per player name that made model calls: decisions, exchanges (and how many were
+    reused from the store), tokens, mean latency per decision (as measured when each exchange
+    was made) and total cost (NaN without a price)."""
+    rows = _usage_rows(Path(folder))
+    columns = ["player", *USAGE_COLUMNS]
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    frame = pd.DataFrame(rows)
+    if "cost_usd" not in frame:
+        frame["cost_usd"] = float("nan")
+    grouped = frame.groupby("player", sort=False)
+    table = pd.DataFrame({
+        "model_decisions": grouped.size(),
+        "model_exchanges": grouped["exchanges"].sum(),
+        "recorded_exchanges": grouped["recorded"].sum(),
+        "prompt_tokens": grouped["prompt_tokens"].sum(),
+        "completion_tokens": grouped["completion_tokens"].sum(),
+        "latency_s_per_decision": grouped["latency_s"].mean().round(4),
+        "cost_usd": grouped["cost_usd"].sum(min_count=1),
+    }).reset_index()
+    return table[columns]
+
+
+def add_model_columns(agents: pd.DataFrame, records: list[GameRecord], folder: str | Path
+                      ) -> pd.DataFrame:
+    """``agents`` (the agent table) with the fault-class and model-usage columns."""
+    merged = agents.merge(fault_kinds(records), on="player", how="left")
+    usage = usage_table(folder)
+    if len(usage):
+        merged = merged.merge(usage, on="player", how="left")
+    return merged

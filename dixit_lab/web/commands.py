@@ -1,0 +1,135 @@
+"""``dixit-lab play`` and ``dixit-lab view``: their arguments and what they do."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_commands", "cmd_play", "cmd_view"]
+
+_MISSING = ('the web pages need fastapi and uvicorn: pip install "dixit-lab[web]" '
+            '({error})')
+GRACE_SECONDS = 30.0  # the server stays up this long after the last game, for the last pages
+
+
+def _web_modules() -> None:
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as error:
+        raise RuntimeError(_MISSING.format(error=error)) from None
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    _web_modules()
+    from dixit_lab.experiment import ConfigError, load_config
+    from dixit_lab.web.decisions import human_players
+    from dixit_lab.web.play_app import play_app
+    from dixit_lab.web.results import PlayFolder
+    from dixit_lab.web.server import bind, loopback_hosts, serve, url_host
+    from dixit_lab.web.table import PlayTable
+
+    config = load_config(args.config)
+    if config.sweep:
+        raise ConfigError(f"{args.config}: play runs one table; remove the sweep section")
+    if not human_players(config):
+        raise ConfigError(f"{args.config}: players: no seat for a person; add a player "
+                          f"{{name: you, agent: human}}")
+    folder = PlayFolder(config, Path(args.out) if args.out else config.results_dir())
+    if folder.complete:
+        print(f"all {len(folder.specs)} game(s) are already in {folder.folder}; choose another "
+              f"--out to play again")
+        return 0
+    table = PlayTable(config, folder)
+    sock = bind(args.host, args.port)
+    port = sock.getsockname()[1]
+    server = serve(play_app(table, loopback_hosts(args.host)))
+    urls = [f"http://{url_host(args.host)}:{port}/play/{human.token}" for human in table.humans]
+    for human, url in zip(table.humans, urls, strict=True):
+        print(f"{human.name}: {url}")
+    print(f"{len(folder.missing())} game(s) to play; results go to {folder.folder}. Meant for "
+          f"a trusted network: anyone with a seat's URL plays that seat.", flush=True)
+
+    def drive() -> None:
+        try:
+            table.run()
+        except Exception as error:  # shown on the pages too
+            print(f"dixit-lab play: error: {error}", file=sys.stderr, flush=True)
+        else:
+            if folder.complete:
+                print(f"all games played: results in {folder.folder} (report: "
+                      f"{folder.folder / 'report.md'})", flush=True)
+        deadline = time.monotonic() + GRACE_SECONDS
+        while not table.stopping and time.monotonic() < deadline and not table.all_seen_over():
+            time.sleep(0.2)
+        time.sleep(1.0)  # let the last answers go out
+        server.should_exit = True
+
+    driver = threading.Thread(target=drive, name="dixit-lab-table", daemon=True)
+    driver.start()
+    if not args.no_browser:
+        webbrowser.open(urls[0])
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        table.stop()
+        driver.join(timeout=5)
+        sock.close()
+    if not folder.complete:
+        print(f"stopped: {len(folder.games)} of {len(folder.specs)} game(s) are saved in "
+              f"{folder.folder}; the same command plays the rest", file=sys.stderr)
+        return 2 if table.error else 130
+    return 0
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    _web_modules()
+    from dixit_lab.web.server import bind, loopback_hosts, serve, url_host
+    from dixit_lab.web.view_app import ResultsIndex, view_app
+
+    index = ResultsIndex.open(args.results)
+    sock = bind(args.host, args.port)
+    port = sock.getsockname()[1]
+    server = serve(view_app(index, loopback_hosts(args.host)))
+    url = f"http://{url_host(args.host)}:{port}/"
+    print(f"viewing {index.folder} ({len(index.runs)} run(s)) at {url}  (Ctrl-C to stop)",
+          flush=True)
+    if not args.no_browser:
+        webbrowser.open(url)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    return 0
+
+
+def _common(parser: argparse.ArgumentParser, port: int) -> None:
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default: loopback only; e.g. 0.0.0.0 for a "
+                             "trusted LAN)")
+    parser.add_argument("--port", type=int, default=port, help=f"port (default {port}; 0: any)")
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``play`` and ``view`` on the ``dixit-lab`` subparsers."""
+    play = sub.add_parser("play", help="play a config with human seats in the browser")
+    play.add_argument("config", help="experiment YAML with a player {name: you, agent: human}")
+    play.add_argument("--out", help="results folder (default: the config's out, or "
+                                    "results/<name>)")
+    _common(play, 8765)
+    play.set_defaults(func=cmd_play)
+
+    view = sub.add_parser("view", help="browse a results folder in the browser")
+    view.add_argument("results", help="results folder (a sweep's too)")
+    _common(view, 8766)
+    view.set_defaults(func=cmd_view)

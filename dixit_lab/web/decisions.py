@@ -1,0 +1,123 @@
+"""The decisions people made at the table, recorded so that ``dixit-lab replay`` replays them.
+
+A ``play`` run writes ``human_decisions.jsonl`` next to ``games.jsonl``: one line per decision
+of a human seat, keyed by a hash of the exact view the seat decided on. When a results folder
+holds that file, :func:`recorded_decisions` points the ``human`` agent at it (through the
+``DIXIT_LAB_HUMAN_DECISIONS`` environment variable, which the replay's worker processes
+inherit), and the agent answers each view it is shown with the decision recorded for it.
+The same seeds give the same views, so the replayed game is the played game, byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dixit_lab.agent import Clue
+from dixit_lab.spec import parse_spec
+
+if TYPE_CHECKING:
+    from dixit_lab.experiment import ExperimentConfig
+
+__all__ = [
+    "DECISIONS_ENV",
+    "DECISIONS_FILE",
+    "HUMAN",
+    "DecisionLog",
+    "answer_from_json",
+    "answer_to_json",
+    "human_players",
+    "load_decisions",
+    "recorded_decisions",
+    "view_key",
+]
+
+DECISIONS_FILE = "human_decisions.jsonl"
+DECISIONS_ENV = "DIXIT_LAB_HUMAN_DECISIONS"
+HUMAN = "human"  # the agent of a person's seat
+
+
+def human_players(config: ExperimentConfig) -> list[int]:
+    """The pool seats (the config's players, expanded by ``count``) that people play."""
+    return [index for index, (_, spec) in enumerate(config.seats())
+            if parse_spec(spec)[0] == HUMAN]
+
+
+def view_key(view: Any) -> str:
+    """A digest of everything a view holds (seat, round, hand, clue, display, scores, history):
+    two decisions share a key only if they were taken on identical views."""
+    return hashlib.blake2b(repr(view).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def answer_to_json(action: str, answer: Any) -> Any:
+    """A human's answer (a :class:`Clue`, a list of cards or a display position) as JSON."""
+    if action == "tell":
+        return {"card": int(answer.card), "clue": str(answer.text)}
+    if action == "submit":
+        return [int(card) for card in answer]
+    return int(answer)
+
+
+def answer_from_json(action: str, data: Any) -> Any:
+    if action == "tell":
+        return Clue(int(data["card"]), str(data["clue"]))
+    if action == "submit":
+        return [int(card) for card in data]
+    return int(data)
+
+
+@dataclass
+class DecisionLog:
+    """The decisions of a play run, in the order they were taken."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, game: int, seat: int, action: str, view: Any, answer: Any) -> None:
+        entry = {"game": game, "seat": seat, "round": view.round, "action": action,
+                 "view": view_key(view), "answer": answer_to_json(action, answer)}
+        self.lines.append(json.dumps(entry, separators=(",", ":"), ensure_ascii=False))
+
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.lines)
+
+
+def load_decisions(path: str | Path) -> dict[str, tuple[str, Any]]:
+    """{view key: (action, answer)} of a decisions file; a bad line raises naming it."""
+    source = Path(path)
+    found: dict[str, tuple[str, Any]] = {}
+    with source.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                action = entry["action"]
+                found[entry["view"]] = (action, answer_from_json(action, entry["answer"]))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+                raise ValueError(f"{source}, line {number}: not a recorded decision "
+                                 f"({error})") from None
+    return found
+
+
+@contextmanager
+def recorded_decisions(folder: str | Path) -> Iterator[Path | None]:
+    """While inside, ``human`` seats replay the decisions recorded in ``folder`` (if any)."""
+    path = Path(folder) / DECISIONS_FILE
+    if not path.is_file():
+        yield None
+        return
+    previous = os.environ.get(DECISIONS_ENV)
+    os.environ[DECISIONS_ENV] = str(path.resolve())
+    try:
+        yield path
+    finally:
+        if previous is None:
+            os.environ.pop(DECISIONS_ENV, None)
+        else:
+            os.environ[DECISIONS_ENV] = previous

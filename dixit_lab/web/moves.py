@@ -1,0 +1,105 @@
+"""A person's move, checked against the rules before it reaches the engine.
+
+Each check names the rule a move breaks (``rule``) in words a player understands, so that the
+page (or a program taking a seat through the API) can say what was wrong; the engine never
+sees an illegal human move, so a person's game has no faults.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+from dixit_lab.agent import Clue, SubmitView, TellView, VoteView
+
+__all__ = ["CLUE_LIMIT", "IllegalMove", "check_move"]
+
+CLUE_LIMIT = 200  # characters of a clue
+
+
+class IllegalMove(Exception):
+    """A move the seat may not make now: ``status`` is the HTTP status (400 a malformed move,
+    409 not this seat's turn or not this action, 422 a move that breaks a rule)."""
+
+    def __init__(self, rule: str, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+        self.status = status
+
+
+def _integer(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise IllegalMove("malformed", f"{what} must be an integer, got {value!r}", 400)
+    return value
+
+
+def check_clue(text: Any) -> str:
+    """The clue as recorded: stripped, at most CLUE_LIMIT characters, no control characters."""
+    if not isinstance(text, str):
+        raise IllegalMove("malformed", f"the clue must be a string, got {text!r}", 400)
+    text = text.strip()
+    if not text:
+        raise IllegalMove("clue-empty", "the storyteller must say a clue: it is empty")
+    if len(text) > CLUE_LIMIT:
+        raise IllegalMove("clue-length", f"a clue has at most {CLUE_LIMIT} characters; this "
+                                         f"one has {len(text)}")
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
+        raise IllegalMove("clue-characters", "a clue may not hold control characters or line "
+                                             "breaks")
+    return text
+
+
+def _tell(view: TellView, move: Any) -> Clue:
+    if not isinstance(move, dict) or set(move) != {"card", "clue"}:
+        raise IllegalMove("malformed", 'tell takes {"card": ID, "clue": TEXT}', 400)
+    card = _integer(move["card"], "card")
+    text = check_clue(move["clue"])
+    if card not in view.hand:
+        raise IllegalMove("own-hand", f"the storyteller tells one card of their own hand; card "
+                                      f"{card} is not in it")
+    return Clue(card, text)
+
+
+def _submit(view: SubmitView, move: Any) -> list[int]:
+    if not isinstance(move, list):
+        raise IllegalMove("malformed", "submit takes a list of card IDs", 400)
+    cards = [_integer(card, "a card") for card in move]
+    if len(cards) != view.n_cards:
+        raise IllegalMove("card-count", f"each listener submits exactly {view.n_cards} "
+                                        f"card(s); this move has {len(cards)}")
+    if len(set(cards)) != len(cards):
+        raise IllegalMove("distinct-cards", "the same card cannot be submitted twice")
+    for card in cards:
+        if card not in view.hand:
+            raise IllegalMove("own-hand", f"a listener submits cards of their own hand; card "
+                                          f"{card} is not in it")
+    return cards
+
+
+def _vote(view: VoteView, move: Any) -> int:
+    position = _integer(move, "the vote")
+    if not 0 <= position < len(view.display):
+        raise IllegalMove("position", f"vote for a displayed position 0..{len(view.display) - 1}"
+                                      f"; {position} is not one")
+    if position in view.own_positions:
+        raise IllegalMove("own-card", "a player may never vote for their own card")
+    return position
+
+
+_CHECKS: dict[str, Callable[[Any, Any], Any]] = {"tell": _tell, "submit": _submit,
+                                                 "vote": _vote}
+
+
+def check_move(action: str, view: Any, body: Any) -> Any:
+    """The engine's answer for ``body`` (``{"tell": ...}``, ``{"submit": ...}`` or
+    ``{"vote": ...}``) when the seat's pending decision is ``action`` on ``view``."""
+    if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in _CHECKS:
+        raise IllegalMove("malformed", 'a move is one of {"tell": {"card": ID, "clue": TEXT}}, '
+                                       '{"submit": [IDS]} or {"vote": POSITION}', 400)
+    kind, move = next(iter(body.items()))
+    if kind != action:
+        raise IllegalMove("turn", f"the game waits for this seat to {action}, not to {kind}",
+                          409)
+    return _CHECKS[kind](view, move)

@@ -1,0 +1,75 @@
+"""The results folder of a ``play`` run: the same files as a ``run`` (config.yaml, games.jsonl,
+rounds.parquet, the tables and the report, written by the project's own writers), plus
+``human_decisions.jsonl`` so that ``dixit-lab replay`` replays the people's decisions.
+
+Each finished game is saved at once (games.jsonl and the decisions, atomically), so a play run
+that is stopped keeps its finished games, and the same command plays the missing ones.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from dixit_lab.atomic import atomic_write_text
+from dixit_lab.experiment import ExperimentConfig
+from dixit_lab.records import GameRecord, read_jsonl
+from dixit_lab.runner import RunResult, game_specs, prepare_folder
+from dixit_lab.tournament import GameSpec
+from dixit_lab.web.decisions import DECISIONS_FILE
+
+__all__ = ["PlayFolder"]
+
+
+class PlayFolder:
+    """Where a play run's games land."""
+
+    def __init__(self, config: ExperimentConfig, folder: Path) -> None:
+        self.folder = folder
+        prepare_folder(config, folder)
+        self.specs = game_specs(config)
+        self.games: dict[int, str] = {}
+        games_path = folder / "games.jsonl"
+        if games_path.is_file():
+            for record in read_jsonl(games_path):
+                index = record.meta.get("game")
+                if isinstance(index, int) and 0 <= index < len(self.specs):
+                    self.games[index] = record.to_json()
+        self.decisions: dict[int, list[str]] = {}
+        decisions_path = folder / DECISIONS_FILE
+        if decisions_path.is_file():
+            for line in decisions_path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    game = json.loads(line).get("game")
+                    if game in self.games:  # the decisions of an unfinished game are dropped
+                        self.decisions.setdefault(game, []).append(line)
+        self.started = time.perf_counter()
+        self.played = 0
+
+    def missing(self) -> list[GameSpec]:
+        return [spec for spec in self.specs if spec.index not in self.games]
+
+    def save(self, index: int, record: GameRecord, decisions: list[str]) -> None:
+        """Save a finished game and the people's decisions in it."""
+        self.games[index] = record.to_json()
+        self.decisions[index] = decisions
+        self.played += 1
+        atomic_write_text(self.folder / DECISIONS_FILE,
+                          "".join(line + "\n" for game in sorted(self.decisions)
+                                  for line in self.decisions[game]))
+        atomic_write_text(self.folder / "games.jsonl",
+                          "".join(self.games[game] + "\n" for game in sorted(self.games)))
+
+    @property
+    def complete(self) -> bool:
+        return len(self.games) == len(self.specs)
+
+    def finish(self) -> RunResult:
+        """Write the tables, ratings and report (the same writers as ``dixit-lab run``)."""
+        from dixit_lab.results_tables import write_tables
+
+        result = RunResult(self.folder, len(self.specs), self.played,
+                           time.perf_counter() - self.started, 1)
+        write_tables(self.folder, result)
+        return result

@@ -1,0 +1,166 @@
+"""What both web servers share: the app with secure defaults, static files, card images, and
+running it under uvicorn on a socket bound up front (so a busy port is a one-line error).
+
+Secure defaults: the server binds to loopback unless told otherwise; on loopback only
+``localhost``/``127.0.0.1``/``::1`` Host headers are served (no DNS rebinding); request bodies
+are capped at :data:`BODY_LIMIT` bytes; every response says ``no-referrer`` (the page URL holds
+a seat's token), ``nosniff`` and a Content-Security-Policy that allows only this origin (no CDN,
+nothing fetched from elsewhere); files are served from fixed lists, never from a path in a URL.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Awaitable, Callable, MutableMapping
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import FileResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from dixit_lab.cards import Deck
+
+__all__ = ["BODY_LIMIT", "bind", "card_image", "loopback_hosts", "make_app", "page", "serve",
+           "url_host"]
+
+BODY_LIMIT = 4096  # bytes of a request body
+_STATIC = {"play.html": "text/html", "view.html": "text/html", "style.css": "text/css",
+           "common.js": "text/javascript", "play.js": "text/javascript",
+           "view.js": "text/javascript"}
+_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self'; object-src 'none'; "
+                               "base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+}
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class _Limits:
+    """ASGI middleware: the security headers on every response, and request bodies capped at
+    :data:`BODY_LIMIT` bytes (413 beyond, whether or not a Content-Length was sent)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > BODY_LIMIT:
+            await _too_large(scope, receive, send)
+            return
+        received = 0
+
+        async def limited_receive() -> MutableMapping[str, Any]:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > BODY_LIMIT:
+                raise HTTPException(413, f"request body over {BODY_LIMIT} bytes")
+            return message
+
+        async def secured_send(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                extra = [(k.lower().encode(), v.encode()) for k, v in _HEADERS.items()]
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, limited_receive, secured_send)
+
+
+async def _too_large(scope: Scope, receive: Receive, send: Send) -> None:
+    response = JSONResponse({"error": f"request body over {BODY_LIMIT} bytes",
+                             "rule": "body-size"}, status_code=413, headers=_HEADERS)
+    await response(scope, receive, send)
+
+
+def loopback_hosts(host: str) -> list[str]:
+    """The Host names served: on a loopback address only the loopback names, else any."""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    return ["localhost", "127.0.0.1", "::1", "[::1]"] if loopback else ["*"]
+
+
+def make_app(title: str, allowed_hosts: list[str]) -> FastAPI:
+    """An app with the secure defaults and the static files of ``dixit_lab/web/static``."""
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+    app.add_middleware(_Limits)
+
+    @app.exception_handler(StarletteHTTPException)  # fastapi's and the router's 404s
+    def http_error(request: Any, error: StarletteHTTPException) -> JSONResponse:
+        """Every error in one shape: ``{"error": what, "rule": which}``."""
+        rule = {404: "not-found", 413: "body-size"}.get(error.status_code, "http")
+        return JSONResponse({"error": str(error.detail), "rule": rule},
+                            status_code=error.status_code, headers={"Cache-Control": "no-store"})
+    static = resources.files("dixit_lab.web") / "static"
+
+    @app.get("/static/{name}")
+    def static_file(name: str) -> Response:
+        if name not in _STATIC:
+            raise HTTPException(404, "no such file")
+        return Response((static / name).read_bytes(), media_type=_STATIC[name],
+                        headers={"Cache-Control": "no-cache"})
+
+    return app
+
+
+def page(name: str) -> Response:
+    """A page of the static folder."""
+    static = resources.files("dixit_lab.web") / "static"
+    return Response((static / name).read_bytes(), media_type="text/html",
+                    headers={"Cache-Control": "no-store"})
+
+
+def card_image(deck: Deck, index: int) -> FileResponse:
+    """The image of card ``index`` of ``deck`` (404 for an index outside the deck)."""
+    image = deck.cards[index].image if 0 <= index < len(deck) else None
+    if image is None:
+        raise HTTPException(404, "no such card")
+    return FileResponse(image, headers={"Cache-Control": "max-age=86400"})
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket, or a ``RuntimeError`` naming the address that cannot be used."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # inherited by accepted connections: without it a response written in two parts (headers,
+    # then body) waits ~40 ms for a delayed ACK on every keep-alive request
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise RuntimeError(f"cannot listen on {host}:{port} ({error.strerror}); choose another "
+                      f"--port or --host") from None
+    sock.listen(64)
+    return sock
+
+
+def url_host(host: str) -> str:
+    """The host as written in a URL (brackets for IPv6; this machine's name for 0.0.0.0)."""
+    if host in ("0.0.0.0", "::", ""):
+        return socket.gethostname()
+    return f"[{host}]" if ":" in host else host
+
+
+def serve(app: FastAPI) -> Any:
+    """A uvicorn server for ``app``; ``.run(sockets=[bind(host, port)])`` serves it."""
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
+                            access_log=False)
+    return uvicorn.Server(config)

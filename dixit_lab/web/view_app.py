@@ -1,0 +1,157 @@
+"""The web app of ``dixit-lab view RESULTS``: browse a results folder (a sweep's points too)
+game by game and round by round, with the card images, the clue, owners, votes and points.
+
+* ``GET /``: the page.
+* ``GET /api/runs``: the runs of the folder (one, or one per sweep point, with its settings).
+* ``GET /api/runs/RUN/games?start=0&count=100``: a page of game summaries.
+* ``GET /api/runs/RUN/games/INDEX``: one game, every round revealed.
+* ``GET /cards/DECK/INDEX``: a card image of one of the decks the games use.
+
+Games are located by their byte offset in ``games.jsonl`` (read once) and parsed on request,
+so a folder of many thousands of games opens at once. Nothing but the folder given is read:
+runs, games and cards are numbers, never paths taken from a URL.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import FileResponse, JSONResponse, Response
+
+from dixit_lab.cards import Deck, DeckError, load_deck
+from dixit_lab.records import GameRecord, player_names
+from dixit_lab.web.server import card_image, make_app, page
+from dixit_lab.web.views import record_json
+
+__all__ = ["ResultsIndex", "view_app"]
+
+_PAGE_LIMIT = 500
+
+
+@dataclass
+class _Run:
+    label: str
+    games_path: Path
+    offsets: list[int] | None = None
+
+    def index(self) -> list[int]:
+        """Byte offsets of the game lines (computed on first use)."""
+        if self.offsets is None:
+            offsets, position = [], 0
+            with self.games_path.open("rb") as handle:
+                for line in handle:
+                    if line.strip():
+                        offsets.append(position)
+                    position += len(line)
+            self.offsets = offsets
+        return self.offsets
+
+    def record(self, number: int) -> GameRecord:
+        offsets = self.index()
+        if not 0 <= number < len(offsets):
+            raise HTTPException(404, f"no game {number} in this run")
+        with self.games_path.open("rb") as handle:
+            handle.seek(offsets[number])
+            line = handle.readline().decode("utf-8")
+        try:
+            return GameRecord.from_json(line)
+        except (ValueError, KeyError, TypeError) as error:
+            raise HTTPException(500, f"{self.games_path}, game {number}: not a game record "
+                                     f"({error})") from None
+
+
+@dataclass
+class ResultsIndex:
+    """The runs of a results folder and the decks their games use."""
+
+    folder: Path
+    runs: list[_Run] = field(default_factory=list)
+    decks: list[Deck] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, folder: str | Path) -> ResultsIndex:
+        root = Path(folder)
+        index = cls(root)
+        sweep = root / "sweep.csv"
+        if sweep.is_file():
+            with sweep.open(newline="", encoding="utf-8") as handle:
+                for row in csv.DictReader(handle):
+                    sub = root / (row.get("folder") or "")
+                    label = ", ".join(f"{k}={v}" for k, v in row.items()
+                                      if k not in ("point", "folder"))
+                    if (sub / "games.jsonl").is_file():
+                        index.runs.append(_Run(f"point {row.get('point')}: {label}",
+                                               sub / "games.jsonl"))
+        elif (root / "games.jsonl").is_file():
+            index.runs.append(_Run(root.name, root / "games.jsonl"))
+        if not index.runs:
+            raise FileNotFoundError(f"{root} holds no games.jsonl (nor a sweep.csv of points "
+                                    f"with games): is it a results folder?")
+        return index
+
+    def run(self, number: int) -> _Run:
+        if not 0 <= number < len(self.runs):
+            raise HTTPException(404, f"no run {number}")
+        return self.runs[number]
+
+    def deck_number(self, record: GameRecord) -> int:
+        """The number of the record's deck (loaded once; a deck that cannot be loaded any more
+        shows its cards by number)."""
+        for number, deck in enumerate(self.decks):
+            if deck.name == record.deck:
+                return number
+        try:
+            deck = load_deck(record.deck)
+        except DeckError:
+            cards = [c for rnd in record.rounds for c in (*rnd.display, *rnd.storyteller_hand)]
+            deck = Deck.numbered(max(cards, default=0) + 1, record.deck)
+        self.decks.append(deck)
+        return len(self.decks) - 1
+
+
+def _summary(number: int, record: GameRecord) -> dict[str, Any]:
+    return {"index": number, "game": record.meta.get("game", number),
+            "players": list(player_names(record)), "rounds": len(record.rounds),
+            "final_scores": list(record.final_scores), "winners": list(record.winners)}
+
+
+def view_app(index: ResultsIndex, allowed_hosts: list[str]) -> FastAPI:
+    app = make_app("dixit-lab view", allowed_hosts)
+
+    @app.get("/")
+    def home() -> Response:
+        return page("view.html")
+
+    @app.get("/api/runs")
+    def runs() -> JSONResponse:
+        return JSONResponse({"folder": str(index.folder.name), "runs": [
+            {"run": number, "label": run.label, "games": len(run.index())}
+            for number, run in enumerate(index.runs)]})
+
+    @app.get("/api/runs/{run}/games")
+    def games(run: int, start: int = 0, count: int = 100) -> JSONResponse:
+        chosen = index.run(run)
+        total = len(chosen.index())
+        start = max(0, start)
+        stop = min(total, start + max(1, min(count, _PAGE_LIMIT)))
+        return JSONResponse({"total": total, "start": start, "games": [
+            _summary(number, chosen.record(number)) for number in range(start, stop)]})
+
+    @app.get("/api/runs/{run}/games/{number}")
+    def game(run: int, number: int) -> JSONResponse:
+        record = index.run(run).record(number)
+        deck_number = index.deck_number(record)
+        return JSONResponse(record_json(record, index.decks[deck_number],
+                                        prefix=f"/cards/{deck_number}"))
+
+    @app.get("/cards/{deck}/{card}")
+    def card(deck: int, card: int) -> FileResponse:
+        if not 0 <= deck < len(index.decks):
+            raise HTTPException(404, "no such deck")
+        return card_image(index.decks[deck], card)
+
+    return app

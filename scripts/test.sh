@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The tests from a fresh clone, in one command (rerunning it is quick: nothing is reinstalled).
+#
+#   scripts/test.sh          the default suite: a virtual environment in .venv, the package with
+#                            its test tools (pip install -e ".[dev]"), no torch; the tests that
+#                            need a model stack skip, each saying why
+#   scripts/test.sh --full   the full suite (what CI runs): first a CPU build of torch and
+#                            torchvision, then every extra (pip install -e ".[all]"), then all tests
+#
+# Extra arguments go to pytest (scripts/test.sh --full -x tests/test_cli.py).
+# Where the CPU torch comes from: TORCH_INDEX_URL (default https://download.pytorch.org/whl/cpu),
+# or TORCH_CONSTRAINTS, a pip constraints file naming the build to install (CI:
+# .ci/constraints.txt). PYTHON picks the interpreter (default python3, 3.11 or newer); VENV the
+# environment's folder (default .venv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+full=0
+if [[ "${1:-}" == "--full" ]]; then full=1; shift; fi
+venv="${VENV:-.venv}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+[[ -x "$venv/bin/python" ]] || "${PYTHON:-python3}" -m venv "$venv"
+pip=("$venv/bin/python" -m pip install -q)
+if (( full )); then
+    # torch before the extras, so that pip never picks the (large) CUDA build by itself
+    if [[ -n "${TORCH_CONSTRAINTS:-}" ]]; then
+        "${pip[@]}" -c "$TORCH_CONSTRAINTS" torch torchvision
+        "${pip[@]}" -c "$TORCH_CONSTRAINTS" -e ".[all]"
+    else
+        "${pip[@]}" torch torchvision --index-url "${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
+        "${pip[@]}" -e ".[all]"
+    fi
+else
+    "${pip[@]}" -e ".[dev]"
+fi
+exec "$venv/bin/python" -m pytest -q "$@"

@@ -1,0 +1,45 @@
+"""The results folder matches its guide, docs/results.md: every file a run writes and every
+column of rounds.parquet (with its type) is described there."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from dixit_lab.cli import main
+
+GUIDE = (Path(__file__).resolve().parent.parent / "docs" / "results.md").read_text("utf-8")
+
+
+def _documented_columns() -> dict[str, str]:
+    section = GUIDE.split("### `rounds.parquet`")[1].split("\n### ")[0]
+    return dict(re.findall(r"^\| `(\w+)` \| ([^|]+?) \|", section, flags=re.M))
+
+
+def test_every_file_and_rounds_column_is_in_the_guide(tmp_path, capsys) -> None:
+    config = {"name": "guide", "seed": 4, "rules": "classic", "deck": "dreams",
+              "players": ["ambiguity", "literal", "random"], "games": 4,
+              "executor": {"kind": "local"}}
+    path = tmp_path / "guide.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
+    for file in out.rglob("*"):
+        if file.is_file():
+            assert f"`{file.relative_to(out)}`" in GUIDE, f"{file.name} is not in docs/results.md"
+    rounds = pd.read_parquet(out / "rounds.parquet")
+    documented = _documented_columns()
+    assert set(documented) == set(rounds.columns)
+    for column, kind in documented.items():
+        dtype = str(rounds[column].dtype)
+        expected = {"int64": ("int64",), "Int64 (nullable)": ("Int64",),
+                    "boolean (nullable)": ("boolean",), "string": ("str", "string", "object"),
+                    "string (nullable)": ("string",)}
+        assert dtype in expected[kind.strip()], (column, dtype, kind)
+    agents = pd.read_csv(out / "agents.csv")
+    for column in agents.columns:
+        base = column.removesuffix("_ci_low").removesuffix("_ci_high")
+        assert f"`{base}`" in GUIDE, f"agents.csv column {column} is not in docs/results.md"
