@@ -26,7 +26,8 @@ class VlmAgent(ChatAgent):
 
     def __init__(self, model: str, base_url: str = "http://127.0.0.1:8000/v1",
                  api_key_env: str | None = None, temperature: float | None = 0.7,
-                 max_tokens: int | None = 300, image_size: int = 512, timeout: float = 60.0,
+                 max_tokens: int | None = 300, image_size: int = 512,
+                 image_detail: Literal["low", "high", "auto"] | None = None, timeout: float = 60.0,
                  retries: int = 2, http_retries: int = 3, backoff: float = 0.5,
                  concurrency: int = 8, response_format: ReplyFormat = "json_schema",
                  send_seed: bool = True, price_in: float | None = None,
@@ -36,8 +37,9 @@ class VlmAgent(ChatAgent):
                  retry_prompt: str | None = None) -> None:
         if image_size < 16:
             raise ValueError(f"image_size must be at least 16 pixels, got {image_size}")
-        super().__init__(**self.common(locals(), "image_size"))
+        super().__init__(**self.common(locals(), "image_size", "image_detail"))
         self.image_size = image_size
+        self.image_detail = image_detail
         self._by_ref: dict[str, Card] = {}
 
     def check_deck(self, context: GameContext) -> None:
@@ -49,9 +51,9 @@ class VlmAgent(ChatAgent):
     def card_parts(self, cards: list[Card]) -> list[dict[str, Any]]:
         for card in cards:
             self._by_ref.setdefault(image_ref(card, self.image_size), card)
-        return image_parts(cards, self.image_size)
+        return image_parts(cards, self.image_size, self.image_detail)
 
-    def wire(self, request: dict[str, Any]) -> dict[str, Any]:
+    def wire(self, request: dict[str, Any]) -> bytes:
         return wire_images(request, self._by_ref, self.image_size)
 
 

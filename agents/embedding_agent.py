@@ -48,8 +48,8 @@ class EmbeddingAgent(Agent):
         self.embedder = embedder
         self.clues = clues
         self.noise = float(noise)
-        if self.noise > 0:
-            self.batch_policy = None  # type: ignore[assignment]  # per-game perception
+        if self.noise > 0:  # per-game perception: no batched policy (see batch_supported)
+            vars(self)["batch_policy"] = None
         self._space_override: EmbeddingSpace | None = None
         self.space: EmbeddingSpace
         self._rows: dict[str, list[float]] = {}

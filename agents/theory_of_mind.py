@@ -65,7 +65,7 @@ class TheoryOfMindAgent(ModelStoryteller):
         self._types_key: tuple[object, ...] | None = None
 
     #: decisions depend on the votes seen in this game: no batched policy
-    batch_policy = None
+    batch_policy = None  # type: ignore[assignment]
     #: the prediction depends on the game's history, which the find-rate analysis does not
     #: replay: none is reported
     predicted_find = None  # type: ignore[assignment]

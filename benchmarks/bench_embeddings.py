@@ -114,7 +114,7 @@ def _ranks(space: EmbeddingSpace, queries: list[str]) -> np.ndarray:
 
 def retrieval() -> None:
     print("== alt_caption -> image retrieval (rank of the right card among the deck)")
-    specs = ["conse", "text", *_available_clip()]
+    specs = ["conse", "ridge", "text", *_available_clip()]
     for deck_name in available_decks():
         deck = load_deck(deck_name)
         missing = [card.id for card in deck.cards if not card.alt_caption]

@@ -15,27 +15,18 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from dixit_lab.agent import make_agent
-from dixit_lab.batched import play_batch
 from dixit_lab.cards import load_deck
-from dixit_lab.game import play_game
 from dixit_lab.rules import get_rules
-from dixit_lab.seeding import game_seed
+from dixit_lab.testing import batch_differences
 
 AGENTS = ["random", "literal", "softmax", "ambiguity(target=0.5)", "pragmatic"]
 
 
 def check(case: tuple[str, str, int, int]) -> tuple[str, str, int, int, int, float]:
     spec, preset, n, games = case
-    rules, deck = get_rules(preset), load_deck("dreams")
-    seeds = [game_seed(2026, g) for g in range(games)]
-    metas = [{"game": g} for g in range(games)]
     start = time.perf_counter()
-    shared = make_agent(spec)
-    batched = play_batch([[shared] * n] * games, rules, deck, seeds, metas)
-    table = [make_agent(spec) for _ in range(n)]
-    differing = sum(play_game(table, rules, deck, seeds[g], meta=metas[g]).to_json()
-                    != batched[g] for g in range(games))
+    differing = len(batch_differences([spec] * n, get_rules(preset), load_deck("dreams"), games,
+                                      seed=2026))
     return spec, preset, n, games, differing, time.perf_counter() - start
 
 

@@ -9,7 +9,6 @@ before the round is revealed.
 from __future__ import annotations
 
 import inspect
-import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from dixit_lab.imports import ImportStringError, is_import_string, load_class
 from dixit_lab.registry import Registry, UnknownName
 from dixit_lab.rules import RuleSet
 from dixit_lab.seeding import CounterStream, seat_generator
-from dixit_lab.spec import parse_spec
+from dixit_lab.spec import SpecError, check_value, parse_spec, type_name
 
 __all__ = [
     "AGENTS",
@@ -260,7 +259,7 @@ class Parameter:
     required: bool
 
     def describe(self) -> str:
-        kind = _type_name(self.annotation)
+        kind = type_name(self.annotation)
         return f"{self.name}: {kind}" + ("" if self.required else f" = {self.default!r}")
 
 
@@ -323,34 +322,9 @@ def _format_value(value: Any) -> str:
     return repr(value)
 
 
-def _type_name(annotation: Any) -> str:
-    if isinstance(annotation, type):
-        return annotation.__name__
-    return str(annotation).replace("typing.", "")
-
-
 def _coerce(agent: str, param: Parameter, value: Any) -> Any:
     """Check ``value`` against the parameter's annotation (ints are accepted for floats)."""
-    annotation = param.annotation
-    if annotation is Any:
-        return value
-    options = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
-    for option in options:
-        if option is type(None) and value is None:
-            return None
-        if option is float and isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if option is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if option is bool and isinstance(value, bool):
-            return value
-        if option is str and isinstance(value, str):
-            return value
-        if typing.get_origin(option) is typing.Literal and value in typing.get_args(option):
-            return value
-    raise AgentSpecError(f"agent {agent!r}: parameter {param.name} must be "
-                         f"{_type_name(annotation)}, got {value!r}")
-
-
-def _is_union(annotation: Any) -> bool:
-    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    try:
+        return check_value(param.annotation, value)
+    except SpecError as error:
+        raise AgentSpecError(f"agent {agent!r}: parameter {param.name} {error}") from None

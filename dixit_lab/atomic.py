@@ -1,14 +1,15 @@
-"""Atomic file writes: a file is either the old one or the whole new one, never half (the one
-home of this for results, caches and shipped files)."""
+"""Files: atomic writes (a file is either the old one or the whole new one, never half: the one
+home of this for results, caches and shipped files) and content digests."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text", "file_sha256"]
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -43,3 +44,9 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_bytes(data))
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 hex digest of a file's bytes, read in blocks (``hashlib.file_digest``)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

@@ -5,9 +5,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 __all__ = [
     "IMAGE_EXTENSIONS",
@@ -50,7 +51,8 @@ class Deck:
 
     name: str
     cards: tuple[Card, ...]
-    _index: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _index: Mapping[str, int] = field(default_factory=dict, init=False, repr=False,
+                                      compare=False)
 
     def __post_init__(self) -> None:
         seen: dict[str, int] = {}
@@ -59,10 +61,20 @@ class Deck:
                 raise DeckError(f"deck {self.name!r}: duplicate card id {card.id!r} "
                                 f"(cards {seen[card.id]} and {i})")
             seen[card.id] = i
-        self._index.update(seen)
+        # read-only: every seat's copy of the deck shares it, and none may change it for others
+        object.__setattr__(self, "_index", MappingProxyType(seen))
 
     def __len__(self) -> int:
         return len(self.cards)
+
+    def __copy__(self) -> Deck:
+        """Another deck object sharing the immutable cards and index (each seat's copy)."""
+        twin = object.__new__(Deck)
+        twin.__dict__.update(self.__dict__)
+        return twin
+
+    def __reduce__(self) -> tuple[type[Deck], tuple[str, tuple[Card, ...]]]:
+        return (Deck, (self.name, self.cards))  # the index is rebuilt on the other side
 
     def __iter__(self) -> Iterator[Card]:
         return iter(self.cards)

@@ -150,7 +150,7 @@ def _first_paragraph(doc: str | None) -> str:
 
 
 def cmd_fit_listener(args: argparse.Namespace) -> int:
-    from dixit_lab.calibration import fit_listener
+    from dixit_lab.listener_fit import fit_listener
 
     if bool(args.results) == bool(args.config):
         raise CliError("fit-listener: give results folders or --config (one of the two)")
@@ -158,7 +158,7 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
     if args.plot:
         _check_output_file(args.plot, "--plot")
     if args.config:
-        from dixit_lab.calibration_eval import run_training
+        from dixit_lab.listener_fit_eval import run_training
 
         args.results = [run_training(args.config)]
     fitted = fit_listener(args.results, embedder=args.embedder, clue_bank=args.clues,
@@ -175,7 +175,7 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
         print(f"{label:<16} {m['log_loss']:>9.4f} {m['brier']:>7.4f} {m['mean_predicted']:>7.3f} "
               f"{m['mean_observed']:>8.3f}")
     if args.plot:
-        from dixit_lab.calibration_eval import plot_reliability
+        from dixit_lab.listener_fit_eval import plot_reliability
 
         print(f"wrote {plot_reliability(info, args.plot)}")
     print(f"wrote {path}")

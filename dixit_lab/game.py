@@ -192,6 +192,7 @@ class GameSteps:
         self.faults: list[Fault] = []
         self.record: GameRecord | None = None
         self._steps: Generator[Any, Any, GameRecord] | None = None
+        self._hands: list[list[int]] = []
 
     # -- the stepping interface -------------------------------------------------------------
 
@@ -217,6 +218,11 @@ class GameSteps:
         except StopIteration as stop:
             self.record = stop.value
             return None
+
+    def hand(self, seat: int) -> tuple[int, ...]:
+        """Seat ``seat``'s hand now (for a driver that shows each seat its own cards while
+        others decide, such as the PettingZoo environment); never another seat's."""
+        return tuple(self._hands[seat]) if self._hands else ()
 
     def hook_failed(self, seat: int, hook: str, error: BaseException) -> None:
         """An agent's ``begin_game`` or ``observe`` raised: a fault of the current round."""
@@ -266,7 +272,8 @@ class GameSteps:
         n, rules = self.n, self.rules
         order = permutation(np.uint64(stream_base_int(*self.key, Streams.DEAL)),
                             self.deck_size).tolist()
-        hands = [order[s * self.hand_size:(s + 1) * self.hand_size] for s in range(n)]
+        hands = self._hands = [order[s * self.hand_size:(s + 1) * self.hand_size]
+                               for s in range(n)]
         pile = order[n * self.hand_size:]
         pile.reverse()  # draw with pop() from the end: the next card is order[n*h + k]
         discard: list[int] = []

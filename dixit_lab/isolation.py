@@ -7,11 +7,12 @@ JSON, which the parent parses as plain data (never unpickles), so a hostile agen
 read the game nor reach into the engine. The agent's code is never imported in the parent:
 even its spec is checked and made canonical by a child.
 
-With ``decision_timeout`` a call that runs over is a fault of kind ``timeout`` and the child
-is killed; a child that dies is a fault of kind ``crashed``. Either way the seat's later
-decisions in that game are faults too (with the engine's seeded fallback actions) and a new
-child starts at the next game. Records are byte-identical to the same table without isolation
-as long as nothing times out or crashes.
+With ``decision_timeout`` a decision (tell, submit, vote) that runs over is a fault of kind
+``timeout`` and the child is killed (``begin_game`` and ``observe`` get at least a minute, for
+agents that load a model when a game begins); a child that dies is a fault of kind
+``crashed``. Either way the seat's later decisions in that game are faults too (with the
+engine's seeded fallback actions) and a new child starts at the next game. Records are
+byte-identical to the same table without isolation as long as nothing times out or crashes.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = ["IsolatedAgent", "isolated_spec"]
 _HEADER = struct.Struct(">I")
 _MAX_REPLY = 1 << 20        # bytes: a child's answer is a few numbers and a clue
 _START_TIMEOUT = 120.0      # seconds for a child to import its agent and answer "make"
+_HOOK_TIMEOUT = 60.0        # at least this for begin_game and observe (an agent may load a model)
 _CHILDREN: weakref.WeakSet[_Child] = weakref.WeakSet()
 
 
@@ -175,6 +177,9 @@ class IsolatedAgent(Agent):
         return child
 
     def _call(self, command: str, payload: Any) -> Any:
+        timeout = self.decision_timeout
+        if timeout is not None and command in ("begin", "observe"):
+            timeout = max(timeout, _HOOK_TIMEOUT)
         if self._stopped is not None:
             raise AgentFailure(self._stopped, "the agent's process was stopped earlier in "
                                               "this game")
@@ -183,7 +188,7 @@ class IsolatedAgent(Agent):
         if self._child is None:
             self._child = self._start()
         try:
-            reply = self._child.call(command, payload, self.decision_timeout)
+            reply = self._child.call(command, payload, timeout)
         except _ChildGone as gone:
             self._child.stop()
             self._child, self._stopped = None, gone.kind

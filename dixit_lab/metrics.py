@@ -27,13 +27,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from dixit_lab.intervals import bounded_mean_interval
+from dixit_lab.intervals import bounded_mean_interval, wilson_from_effective
+from dixit_lab.metric_catalogue import agent_columns
 from dixit_lab.records import GameRecord, games_to_frame, player_names
 
 if TYPE_CHECKING:
@@ -55,20 +55,17 @@ __all__ = [
 #: Storyteller outcomes in the order used by tables and plots.
 OUTCOMES: tuple[str, ...] = ("all_found", "some_found", "none_found")
 
-#: The columns of :func:`agent_table`, in order.
+#: The columns of :func:`agent_table`, in order: counts, and the catalogue's metrics with
+#: their intervals (:mod:`dixit_lab.metric_catalogue`).
 AGENT_COLUMNS: tuple[str, ...] = (
     "player", "agent", "seats", "games",
-    "win_share", "win_share_ci_low", "win_share_ci_high", "win_share_per_seat",
-    "points_per_game", "points_per_game_ci_low", "points_per_game_ci_high",
+    *agent_columns(("win_share",)), "win_share_per_seat",
+    *agent_columns(("points_per_game",)),
     "storyteller_turns",
-    "all_found_rate", "all_found_rate_ci_low", "all_found_rate_ci_high",
-    "some_found_rate", "some_found_rate_ci_low", "some_found_rate_ci_high",
-    "none_found_rate", "none_found_rate_ci_low", "none_found_rate_ci_high",
-    "storyteller_points_per_turn", "storyteller_points_per_turn_ci_low",
-    "storyteller_points_per_turn_ci_high",
+    *agent_columns(tuple(f"{outcome}_rate" for outcome in OUTCOMES)),
+    *agent_columns(("storyteller_points_per_turn",)),
     "listener_turns",
-    "listener_accuracy", "listener_accuracy_ci_low", "listener_accuracy_ci_high",
-    "decoy_votes_per_turn", "decoy_votes_per_turn_ci_low", "decoy_votes_per_turn_ci_high",
+    *agent_columns(("listener_accuracy", "decoy_votes_per_turn")),
     "faults",
 )
 
@@ -161,45 +158,27 @@ def seat_games_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
 # -- intervals -----------------------------------------------------------------------------
 
 
-def _z(confidence: float) -> float:
+def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion; ``(nan, nan)`` with no trials
+    (:func:`dixit_lab.intervals.wilson_from_effective` at ``trials`` independent trials)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
-
-
-def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval for a binomial proportion; ``(nan, nan)`` with no trials."""
     if trials <= 0:
         return (math.nan, math.nan)
     if not 0 <= successes <= trials:
         raise ValueError(f"successes must be in 0..{trials}, got {successes}")
-    z = _z(confidence)
-    rate = successes / trials
-    denominator = 1.0 + z * z / trials
-    centre = (rate + z * z / (2.0 * trials)) / denominator
-    half = z / denominator * math.sqrt(rate * (1.0 - rate) / trials
-                                       + z * z / (4.0 * trials * trials))
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return wilson_from_effective(successes / trials, trials, confidence)
 
 
 def t_quantile(probability: float, df: float) -> float:
-    """Quantile of Student's t distribution (exact for df 1 and 2, else the Cornish-Fisher
-    expansion of Abramowitz & Stegun 26.7.5: within 0.2 % of the exact two-sided 95 % quantile at
-    df = 3, within 0.01 % from df = 5). Pure Python, so results do not depend on SciPy."""
+    """Quantile of Student's t distribution (``scipy.stats.t.ppf``)."""
+    from scipy.stats import t
+
     if not 0.0 < probability < 1.0:
         raise ValueError(f"probability must be in (0, 1), got {probability}")
     if df <= 0:
         raise ValueError(f"df must be positive, got {df}")
-    if df == 1:
-        return math.tan(math.pi * (probability - 0.5))
-    if df == 2:
-        return (2 * probability - 1) / math.sqrt(2 * probability * (1 - probability))
-    z = NormalDist().inv_cdf(probability)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+    return float(t.ppf(probability, df))
 
 
 def mean_interval(

@@ -30,7 +30,7 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -
     ``run`` (a :class:`~dixit_lab.runner.RunResult`) adds timing to summary.json; without it
     the timing of an earlier summary.json is kept.
     """
-    from dixit_lab.analysis import calibration_bins, find_rate_table, turn_predictions
+    from dixit_lab.find_rates import calibration_bins, find_rate_table, turn_predictions
     from dixit_lab.metrics import agent_table, rounds_frame, summary_stats
     from dixit_lab.rating_pairs import rating_pairs
     from dixit_lab.ratings import games_from_records, ratings_table

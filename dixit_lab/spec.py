@@ -22,13 +22,16 @@ strings accept Python escapes (``\\"``, ``\\\\``, ``\\n``).
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SpecError", "format_spec", "format_value", "parse_spec"]
+from pydantic import TypeAdapter, ValidationError
+
+__all__ = ["SpecError", "check_value", "format_spec", "format_value", "parse_spec", "type_name"]
 
 _NAME = re.compile(r"[A-Za-z_./~][\w\-.:/~]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
@@ -181,3 +184,28 @@ class _Parser:
             self.pos += 1
             return items
         return _bare_value(self.match(_BARE, "a value"))
+
+
+@functools.lru_cache(maxsize=512)
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
+
+
+def check_value(annotation: Any, value: Any) -> Any:
+    """``value`` checked against a parameter's type hint, strictly (pydantic's strict mode: no
+    string read as a number, no bool for an int; an int is taken for a float, as ``1.0``).
+    The one checker of agents' and embedders' spec values; raises :class:`SpecError`
+    ``must be <type>, got <value>``."""
+    if annotation is Any:
+        return value
+    try:
+        return _adapter(annotation).validate_python(value, strict=True)
+    except ValidationError:
+        raise SpecError(f"must be {type_name(annotation)}, got {value!r}") from None
+
+
+def type_name(annotation: Any) -> str:
+    """A type hint as a reader writes it: ``float``, ``float | None``, ``Literal['a', 'b']``."""
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "").replace("NoneType", "None")

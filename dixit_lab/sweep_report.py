@@ -14,26 +14,17 @@ import pandas as pd
 
 from dixit_lab.atomic import atomic_write_text
 from dixit_lab.markdown import experiment_of, markdown_table, read_yaml, separated, with_ci
+from dixit_lab.metric_catalogue import CATALOGUE
 from dixit_lab.plots import HATCHES, MARKERS, pyplot, save_figure, short_label
 from dixit_lab.report import write_report
 
 __all__ = ["SWEEP_METRICS", "write_sweep_report"]
 
-#: Metrics drawn against each swept value, with their axis labels.
-SWEEP_METRICS: dict[str, str] = {
-    "storyteller_points_per_turn": "storyteller points per turn (points)",
-    "observed_find_rate": "share of listeners who found the storyteller's card",
-    "some_found_rate": "'some but not all' rate (share of storyteller turns)",
-    "points_per_game": "points per game (final score)",
-    "win_share": "win share (games won, ties shared)",
-}
-_METRIC_TITLES: dict[str, str] = {
-    "storyteller_points_per_turn": "Storyteller points per turn",
-    "observed_find_rate": "Find rate (observed; predicted dotted where modelled)",
-    "some_found_rate": "Storyteller turns where some but not all found the card",
-    "points_per_game": "Points per game",
-    "win_share": "Win share",
-}
+#: Metrics drawn against each swept value (labels and titles from the metric catalogue).
+SWEEP_METRICS: tuple[str, ...] = ("storyteller_points_per_turn", "observed_find_rate",
+                                  "some_found_rate", "points_per_game", "win_share")
+
+
 # -- sweeps ------------------------------------------------------------------------------------
 
 
@@ -129,11 +120,11 @@ def _plot_sweep_metric(joined: pd.DataFrame, paths: Sequence[str], metric: str,
             ax.set_xticks(np.arange(len(labels)), [short_label(v, 32) for v in labels],
                           rotation=20 if max(map(len, labels)) > 8 else 0)
             ax.set_xlabel(f"{swept} (swept setting)")
-        ax.set_ylabel(SWEEP_METRICS[metric])
+        ax.set_ylabel(CATALOGUE[metric].axis)
         if metric in ("some_found_rate", "win_share"):
             ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.set_title(f"{_METRIC_TITLES[metric]} vs {swept}\n(95% intervals)")
+        ax.set_title(f"{CATALOGUE[metric].title} vs {swept}\n(95% intervals)")
         handles, _ = ax.get_legend_handles_labels()
         if handles and numeric is not None:
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8,
@@ -177,7 +168,7 @@ def write_sweep_report(sweep_dir: Path) -> Path:
             if metric in joined:
                 target = folder / "plots" / f"sweep_{metric}.png"
                 _plot_sweep_metric(joined, paths, metric, target)
-                plot_links.append((_METRIC_TITLES[metric], f"plots/sweep_{metric}.png"))
+                plot_links.append((CATALOGUE[metric].title, f"plots/sweep_{metric}.png"))
 
     name = folder.name
     first = folder / str(sweep["folder"].iloc[0]) / "config.yaml" if len(sweep) else None

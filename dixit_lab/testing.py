@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
 from dixit_lab.agent import make_agent
-from dixit_lab.cards import load_deck
+from dixit_lab.cards import Deck, load_deck
 from dixit_lab.game import play_game
 from dixit_lab.records import GameRecord
-from dixit_lab.rules import IllegalAction, get_rules
+from dixit_lab.rules import IllegalAction, RuleSet, get_rules
 from dixit_lab.seeding import game_seed
 
 __all__ = ["CHECKS", "check_agent"]
@@ -108,3 +108,44 @@ def check_agent(spec: str, *, deck: str = "dreams", others: str = "random",
             log(f"  ok  {check}")
         log("verdict: PASSED")
     return list(CHECKS)
+
+
+def batch_differences(specs: list[str], rules: RuleSet, deck: Deck, games: int,
+                      seed: int = 17) -> list[int]:
+    """The games (of ``games`` rotating tables of ``specs``) whose record from the batched
+    engine differs from the reference engine's, byte for byte."""
+    from dixit_lab.batched import play_batch
+
+    n = len(specs)
+    seatings = [[specs[(seat + g) % n] for seat in range(n)] for g in range(games)]
+    seeds = [game_seed(seed, g) for g in range(games)]
+    metas: list[dict[str, Any]] = [{"game": g} for g in range(games)]
+    shared = {spec: make_agent(spec) for spec in set(specs)}
+    batched = play_batch([[shared[s] for s in seating] for seating in seatings], rules, deck,
+                         seeds, metas)
+    reference: dict[tuple[int, str], Any] = {}  # reused across games, as the runner does
+    differing = []
+    for g, seating in enumerate(seatings):
+        table = []
+        for seat, spec in enumerate(seating):
+            if (seat, spec) not in reference:
+                reference[seat, spec] = make_agent(spec)
+            table.append(reference[seat, spec])
+        if play_game(table, rules, deck, seeds[g], meta=metas[g]).to_json() != batched[g]:
+            differing.append(g)
+    return differing
+
+
+def check_batch_policy(spec: str, *, deck: str = "dreams", games: int = 8,
+                       players: tuple[int, ...] = (3, 5), others: str = "random") -> None:
+    """Raise ``AssertionError`` unless the agent ``spec``'s batched policy plays exactly the
+    games of its per-game methods, under every preset, alone at the table and mixed with
+    ``others``. The check an agent author runs after writing ``batch_policy()``."""
+    cards = load_deck(deck)
+    for preset in ("classic", "refresh", "quest"):
+        rules = get_rules(preset)
+        for n in players:
+            for specs in ([spec] * n, [spec, *[others] * (n - 1)]):
+                bad = batch_differences(specs, rules, cards, games)
+                assert not bad, (f"agent {spec!r} ({preset}, table {specs}): the batched "
+                                 f"engine's games {bad} differ from the reference engine's")

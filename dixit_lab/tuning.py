@@ -32,46 +32,14 @@ import numpy as np
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.executors import chunked, get_executor, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, TuneConfig, parse_config, set_path
-from dixit_lab.records import GameRecord, player_names
+from dixit_lab.metric_catalogue import per_game_metrics
+from dixit_lab.records import GameRecord
 
 __all__ = ["METRICS", "Candidate", "grid_values", "tune"]
 
 
-def _player_seats(record: GameRecord, player: str) -> list[int]:
-    names = player_names(record)
-    return [seat for seat, name in enumerate(names) if name == player]
-
-
-def _storyteller_points(record: GameRecord, player: str) -> float | None:
-    seats = set(_player_seats(record, player))
-    points = [r.points[r.storyteller] for r in record.rounds if r.storyteller in seats]
-    return sum(points) / len(points) if points else None
-
-
-def _points(record: GameRecord, player: str) -> float | None:
-    seats = _player_seats(record, player)
-    return sum(record.final_scores[s] for s in seats) / len(seats) if seats else None
-
-
-def _win_share(record: GameRecord, player: str) -> float | None:
-    seats = _player_seats(record, player)
-    if not seats:
-        return None
-    return sum(1 / len(record.winners) for s in seats if s in record.winners)
-
-
-def _some_found(record: GameRecord, player: str) -> float | None:
-    seats = set(_player_seats(record, player))
-    turns = [r.outcome == "some_found" for r in record.rounds if r.storyteller in seats]
-    return sum(turns) / len(turns) if turns else None
-
-
-METRICS: dict[str, Callable[[GameRecord, str], float | None]] = {
-    "storyteller_points_per_turn": _storyteller_points,
-    "points_per_game": _points,
-    "win_share": _win_share,
-    "some_found_rate": _some_found,
-}
+#: The metrics ``tune`` can maximise: those of the catalogue with a per-game sample.
+METRICS: dict[str, Callable[[GameRecord, str], float | None]] = per_game_metrics()
 
 
 @dataclass

@@ -3,16 +3,16 @@ check over >= 1,000 games per case is benchmarks/check_batched.py)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from dixit_lab.agent import make_agent
-from dixit_lab.batched import batch_supported, play_batch
+from dixit_lab.batched import batch_supported
 from dixit_lab.cards import load_deck
 from dixit_lab.experiment import parse_config
-from dixit_lab.game import play_game
 from dixit_lab.rules import get_rules
 from dixit_lab.runner import run_experiment
-from dixit_lab.seeding import game_seed
+from dixit_lab.testing import batch_differences, check_batch_policy
 
 SUPPORTED = ["random", "literal", "softmax", "ambiguity(target=0.3)", "pragmatic"]
 
@@ -20,25 +20,24 @@ SUPPORTED = ["random", "literal", "softmax", "ambiguity(target=0.3)", "pragmatic
 def compare(specs: list[str], preset: str, games: int, deck: str = "dreams",
             **overrides) -> None:
     """Rotating tables of ``specs``: every batched line equals the reference line."""
-    rules = get_rules(preset, **overrides)
-    cards = load_deck(deck)
-    n = len(specs)
-    seatings = [[specs[(seat + g) % n] for seat in range(n)] for g in range(games)]
-    seeds = [game_seed(17, g) for g in range(games)]
-    metas = [{"game": g} for g in range(games)]
-    shared = {spec: make_agent(spec) for spec in set(specs)}
-    batched = play_batch([[shared[s] for s in seating] for seating in seatings], rules, cards,
-                         seeds, metas)
-    reference_agents = {}
-    for g, seating in enumerate(seatings):
-        table = []
-        for seat, spec in enumerate(seating):
-            agent = reference_agents.get((seat, spec))
-            if agent is None:
-                agent = reference_agents[(seat, spec)] = make_agent(spec)
-            table.append(agent)
-        expected = play_game(table, rules, cards, seeds[g], meta=metas[g]).to_json()
-        assert batched[g] == expected, f"game {g} of {specs} under {preset} differs"
+    bad = batch_differences(specs, get_rules(preset, **overrides), load_deck(deck), games)
+    assert not bad, f"games {bad} of {specs} under {preset} differ"
+
+
+def test_check_batch_policy_passes_the_built_ins_and_catches_a_wrong_policy(monkeypatch):
+    check_batch_policy("literal", games=3, players=(4,))
+    from dixit_lab_agents.literal import LiteralPolicy
+
+    original = LiteralPolicy.vote
+
+    def off_by_one(self, display, own, clues, draws):  # votes the next allowed card
+        votes = original(self, display, own, clues, draws)
+        return np.where(own[np.arange(len(votes)), (votes + 1) % display.shape[1]], votes,
+                        (votes + 1) % display.shape[1])
+
+    monkeypatch.setattr(LiteralPolicy, "vote", off_by_one)
+    with pytest.raises(AssertionError, match="batched engine's games"):
+        check_batch_policy("literal", games=3, players=(4,))
 
 
 @pytest.mark.parametrize("spec", SUPPORTED)

@@ -160,3 +160,24 @@ def test_embedding_listeners_hear_a_model_clue(stub, store):
     assert clue in WORDS and clue not in agents[1].space.clues  # free text, outside the bank
     row = agents[1].clue_row(clue)
     assert max(row) > min(row)  # embedded on the fly, not "every card equal"
+
+
+def test_the_body_sent_holds_the_images_the_key_names(stub):
+    import base64
+
+    from dixit_lab.vlm.images import data_url
+
+    agent = make_agent(spec(stub, "good", image_size=48, image_detail="low"))
+    deck = load_deck("dreams")
+    parts = agent.card_parts([deck[3], deck[5]])
+    request = {"model": "good", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": 'clue "sha256:not-a-ref@48"'}, *parts]}]}
+    body = json.loads(agent.wire(request))
+    urls = [p["image_url"]["url"] for p in body["messages"][0]["content"]
+            if p["type"] == "image_url"]
+    assert urls == [data_url(deck[3], 48), data_url(deck[5], 48)]
+    assert base64.b64decode(urls[0].split(",", 1)[1])[:2] == b"\xff\xd8"  # a JPEG
+    assert body["messages"][0]["content"][0]["text"] == 'clue "sha256:not-a-ref@48"'
+    kept = [p for p in request["messages"][0]["content"] if p["type"] == "image_url"]
+    assert all(p["image_url"]["url"].startswith("sha256:") for p in kept)  # keyed form kept
+    assert all(p["image_url"]["detail"] == "low" for p in kept)

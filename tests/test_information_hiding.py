@@ -149,3 +149,5 @@ def test_contexts_hold_no_route_to_the_key(attribute):
     other = record_game.context(2)
     assert context.uniforms is not other.uniforms
     assert context.rules is not other.rules and context.deck is not other.deck
+    with pytest.raises(TypeError):  # the deck's card index is shared, so it is read-only
+        context.deck._index["c000"] = 5  # type: ignore[index]

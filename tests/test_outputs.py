@@ -43,3 +43,25 @@ def test_every_file_and_rounds_column_is_in_the_guide(tmp_path, capsys) -> None:
     for column in agents.columns:
         base = column.removesuffix("_ci_low").removesuffix("_ci_high")
         assert f"`{base}`" in GUIDE, f"agents.csv column {column} is not in docs/results.md"
+
+
+def test_every_file_of_a_sweep_and_a_tune_folder_is_in_the_guide(tmp_path, capsys) -> None:
+    config = {"name": "guide-sweep", "seed": 4, "rules": "classic", "deck": "dreams",
+              "players": [{"name": "teller", "agent": "ambiguity", "params": {"target": 0.3}},
+                          "literal", "random"], "games": 4, "executor": {"kind": "local"}}
+    sweep = {**config, "sweep": {"players.0.params.target": [0.3, 0.6]}}
+    tune = {**config, "tune": {"parameter": "players.0.params.target", "low": 0.2, "high": 0.8,
+                               "points": 2, "player": "teller", "games_per_round": 4,
+                               "max_games": 8, "confirm_games": 4}}
+    for name, data in (("sweep", sweep), ("tune", tune)):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(data))
+        out = tmp_path / name
+        command = ["run", str(path), "--quiet"] if name == "sweep" else ["tune", str(path)]
+        assert main([*command, "--out", str(out)]) == 0
+        for file in out.rglob("*"):
+            relative = file.relative_to(out)
+            if file.is_file() and relative.parts[0] != "points":  # the points: the test above
+                shown = re.sub(r"^plots/sweep_\w+\.png$", "plots/sweep_<metric>.png",
+                               str(relative))
+                assert f"`{shown}`" in GUIDE, f"{name}: {relative} is not in docs/results.md"

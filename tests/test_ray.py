@@ -55,7 +55,7 @@ def local_ray():
 
 def test_a_tournament_gives_the_bytes_of_the_process_pool(tmp_path):
     config = parse_config(CONFIG)
-    kwargs = {"show_progress": False, "write_tables": False}
+    kwargs = {"show_progress": False, "write_outputs": False}
     pool = run_experiment(config, tmp_path / "pool", executor="process", workers=2, **kwargs)
     on_ray = run_experiment(config, tmp_path / "ray", executor="ray", workers=2, **kwargs)
     assert on_ray.played == pool.played == 40

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dixit_lab.records import read_jsonl
-from dixit_lab.report import write_sweep_report
+from dixit_lab.sweep_report import write_sweep_report
 from dixit_lab.tuning import METRICS
 from tests.test_report import _sweep
 

@@ -16,17 +16,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
-import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from dixit_lab.cards import Card
 from dixit_lab.registry import Registry, UnknownName
-from dixit_lab.spec import format_spec, parse_spec
+from dixit_lab.spec import SpecError, check_value, format_spec, parse_spec, type_name
 
 __all__ = [
     "Embedder",
@@ -209,36 +208,20 @@ def make_embedder(spec: str | Mapping[str, Any] | Embedder) -> Embedder:
 
 
 def _describe(allowed: Mapping[str, tuple[Any, Any]]) -> str:
-    return ", ".join(f"{key}: {_type_name(kind)} = {default!r}"
+    return ", ".join(f"{key}: {type_name(kind)} = {default!r}"
                      for key, (kind, default) in allowed.items())
 
 
-def _type_name(kind: Any) -> str:
-    if isinstance(kind, type):
-        return kind.__name__
-    return " | ".join(_type_name(arg) if arg is not type(None) else "None"
-                      for arg in typing.get_args(kind))
-
-
 def _coerce(name: str, key: str, value: Any, kind: Any) -> Any:
-    origin = typing.get_origin(kind)
-    options = typing.get_args(kind) if origin in (Union, types.UnionType) else (kind,)
-    if value is None and type(None) in options:
-        return None
-    for option in options:
-        if option is bool and isinstance(value, bool):
-            return value
-        if option is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if option is float and isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if option is str and isinstance(value, str):
-            return value
-    # A bare word such as ``device=0`` reads as an int; accept it where a string is wanted.
-    if str in options and isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    raise EmbedderSpecError(f"embedder {name!r}: parameter {key!r} must be {_type_name(kind)}, "
-                            f"got {value!r}")
+    try:
+        return check_value(kind, value)
+    except SpecError:
+        # A bare word such as ``device=0`` reads as an int; accept it where a string is wanted.
+        if str in (typing.get_args(kind) or (kind,)) and isinstance(value, int) \
+                and not isinstance(value, bool):
+            return str(value)
+        raise EmbedderSpecError(f"embedder {name!r}: parameter {key!r} must be "
+                                f"{type_name(kind)}, got {value!r}") from None
 
 
 def spec_id(name: str, params: Mapping[str, Any]) -> str:

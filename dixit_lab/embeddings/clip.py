@@ -19,7 +19,6 @@ preprocessing.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import threading
@@ -30,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from dixit_lab.atomic import file_sha256
 from dixit_lab.cards import Card
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
@@ -87,14 +87,6 @@ def _pretrained_tags(model: str) -> dict[str, dict[str, Any]]:
     open_clip = require("open_clip", "clip")
     return {tag: open_clip.get_pretrained_cfg(model, tag)
             for tag in open_clip.list_pretrained_tags_by_model(model)}
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _looks_like_path(pretrained: str) -> bool:
@@ -198,7 +190,7 @@ class ClipEmbedder:
             return self.pretrained
         if "weights_id" not in self._state:
             path = Path(self.pretrained).expanduser()
-            self._state["weights_id"] = "sha256:" + _file_sha256(path)[:16]
+            self._state["weights_id"] = "sha256:" + file_sha256(path)[:16]
         return self._state["weights_id"]
 
     @property

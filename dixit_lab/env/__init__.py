@@ -4,7 +4,7 @@
 * :func:`env` -- its AEC form (``parallel_to_aec``, order-enforced);
 * :func:`single_agent_env` -- one learning seat against dixit_lab agents, a Gymnasium ``Env``;
 * :class:`AgentPolicy` -- any dixit_lab agent as a policy of the environment (opponents);
-* the ``policy`` agent (``agents.policy_agent``) -- a trained policy in tournaments.
+* the ``policy`` agent (``dixit_lab_agents.policy_agent``) -- a trained policy in tournaments.
 
 Observations, masks and the action numbering live in :mod:`dixit_lab.env.encoding`, which
 needs only NumPy; importing this package does not import PettingZoo until an environment is

@@ -9,6 +9,7 @@ whole phase has been played, so nothing leaks through the order of play.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
@@ -285,8 +286,9 @@ class DixitParallelEnv(ParallelEnv):
         self._update_masks()
 
     def _states(self) -> list[SeatState]:
-        """Every seat's :class:`SeatState` now: its view if it decides, else the public
-        table (phase, storyteller, scores, round, and the clue and display once public)."""
+        """Every seat's :class:`SeatState` now: its view if it decides, else its hand and the
+        public table (phase, storyteller, scores, round, and the clue and display once
+        public)."""
         phase = self._phase
         assert phase is not None
         encoder, hand_offset = self.encoder, self.encoder.actions.hand_offset
@@ -297,7 +299,11 @@ class DixitParallelEnv(ParallelEnv):
         public = SeatState(step, False, storyteller, view.scores, view.round,
                            clue=getattr(view, "clue", None),
                            display=view.display if isinstance(view, VoteView) else ())
-        states = [public] * self.n_players
+        # a seat that does not decide still holds its own hand
+        game = self.game
+        assert game is not None
+        states = [dataclasses.replace(public, hand=game.hand(seat))
+                  for seat in range(self.n_players)]
         for decision in phase.decisions:
             if decision.seat not in self._failed:
                 chosen = [action - hand_offset for action in self._picks[decision.seat]]

@@ -10,7 +10,8 @@ and the engine plays its seeded fallback and records the fault. Each decision le
 
 from __future__ import annotations
 
-import copy
+import json
+import re
 from typing import Any, ClassVar
 
 from dixit_lab.agent import (
@@ -97,9 +98,9 @@ class ChatAgent(Agent):
         :func:`~dixit_lab.vlm.images.image_ref` and are filled in by :meth:`wire`)."""
         raise NotImplementedError
 
-    def wire(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The request as sent: image refs replaced by their data URLs."""
-        return request
+    def wire(self, request: dict[str, Any]) -> bytes:
+        """The request's body as sent (subclasses fill in the images)."""
+        return json.dumps(request, ensure_ascii=False).encode("utf-8")
 
     # -- the game ------------------------------------------------------------------------------
 
@@ -210,7 +211,7 @@ class ChatAgent(Agent):
                                  f"was not recorded in {store.folder or 'memory'} (replay-only: "
                                  f"the prompt, model or parameters differ from the recorded "
                                  f"run, or the run was not finished)")
-            outcome = complete(self.endpoint, self.wire(copy.deepcopy(request)))
+            outcome = complete(self.endpoint, self.wire(request))
             store.put(key, request, outcome)
         else:
             row["recorded"] += 1
@@ -241,21 +242,27 @@ def _history(history: tuple[PublicRound, ...]) -> str:
     return "\n".join(lines) if lines else "(no round played yet)"
 
 
-def image_parts(cards: list[Card], size: int) -> list[dict[str, Any]]:
-    """Numbered image parts; the URL is the image's ref until :func:`wire_images`."""
+def image_parts(cards: list[Card], size: int, detail: str | None = None
+                ) -> list[dict[str, Any]]:
+    """Numbered image parts; the URL is the image's ref until :func:`wire_images`;
+    ``detail`` (``low``, ``high``, ``auto``) is OpenAI's image detail, left out if None."""
     parts: list[dict[str, Any]] = []
     for number, card in enumerate(cards, start=1):
+        image: dict[str, Any] = {"url": image_ref(card, size)}
+        if detail is not None:
+            image["detail"] = detail
         parts.append({"type": "text", "text": f"Card {number}:"})
-        parts.append({"type": "image_url", "image_url": {"url": image_ref(card, size)}})
+        parts.append({"type": "image_url", "image_url": image})
     return parts
 
 
-def wire_images(request: dict[str, Any], cards: dict[str, Card], size: int) -> dict[str, Any]:
-    """Replace each image ref of ``request`` by the card's data URL (``cards``: ref -> card)."""
-    for message in request["messages"]:
-        content = message["content"]
-        if isinstance(content, list):
-            for part in content:
-                if part.get("type") == "image_url":
-                    part["image_url"]["url"] = data_url(cards[part["image_url"]["url"]], size)
-    return request
+_REF = re.compile(r'"(sha256:[0-9a-f]{64}@\d+)"')
+
+
+def wire_images(request: dict[str, Any], cards: dict[str, Card], size: int) -> bytes:
+    """The request's body with each image ref replaced by the card's data URL (``cards``:
+    ref -> card). The body is written once with the short refs and the URLs (cached, and
+    plain base64: nothing to escape) are spliced in, rather than encoding them anew each time."""
+    text = json.dumps(request, ensure_ascii=False)
+    body = _REF.sub(lambda match: f'"{data_url(cards[match.group(1)], size)}"', text)
+    return body.encode("utf-8")

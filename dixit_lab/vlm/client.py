@@ -13,6 +13,7 @@ instead of playing a tournament of fallbacks.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 import time
@@ -104,14 +105,15 @@ def _wait(attempt: int, endpoint: Endpoint, retry_after: str | None) -> float:
     return min(wait, _MAX_WAIT)
 
 
-def complete(endpoint: Endpoint, payload: dict[str, Any]) -> dict[str, Any]:
-    """POST ``payload`` to the endpoint; the outcome of the exchange (see the module doc):
-    ``latency_s`` of the answered request, ``wall_s`` of every attempt and backoff (waits for
-    the concurrency bound excluded), ``attempts``."""
+def complete(endpoint: Endpoint, payload: dict[str, Any] | bytes) -> dict[str, Any]:
+    """POST ``payload`` (a request, or its JSON body) to the endpoint; the outcome of the
+    exchange (see the module doc): ``latency_s`` of the answered request, ``wall_s`` of every
+    attempt and backoff (waits for the concurrency bound excluded), ``attempts``."""
     import httpx
 
     client, limit = _client(endpoint)
     headers = endpoint.headers()
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
     started = time.perf_counter()
     queued = 0.0  # time spent waiting for the bound: not the endpoint's latency
     error: dict[str, str] = {}
@@ -123,7 +125,7 @@ def complete(endpoint: Endpoint, payload: dict[str, Any]) -> dict[str, Any]:
             sent = time.perf_counter()
             queued += sent - asked
             try:
-                response = client.post(endpoint.url, json=payload, headers=headers)
+                response = client.post(endpoint.url, content=body, headers=headers)
             except httpx.TimeoutException as raised:
                 error = {"kind": "timeout",
                          "message": f"no reply within {endpoint.timeout:g} s "

@@ -8,11 +8,11 @@ any machine whatever its Pillow version encodes.
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import threading
 from pathlib import Path
 
+from dixit_lab.atomic import file_sha256
 from dixit_lab.cards import Card
 
 __all__ = ["data_url", "file_hash", "image_ref"]
@@ -27,7 +27,7 @@ def file_hash(path: Path) -> str:
     key = str(path)
     digest = _HASHES.get(key)
     if digest is None:
-        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        digest = file_sha256(path)
         with _LOCK:
             _HASHES[key] = digest
     return digest

@@ -258,8 +258,8 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
     ``paths``) is what ``info`` records as the data's origin, e.g. the config that made it."""
     from sklearn.linear_model import LogisticRegression
 
-    from dixit_lab.calibration_eval import holdout_mask, reliability_table, scores
     from dixit_lab.embeddings import make_embedder
+    from dixit_lab.listener_fit_eval import holdout_mask, reliability_table, scores
 
     groups: list[tuple[int, int]] = []
     x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature,

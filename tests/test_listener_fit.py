@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from dixit_lab.agent import make_agent
-from dixit_lab.calibration import FEATURES, FittedListener, fit_listener
 from dixit_lab.cards import load_deck
 from dixit_lab.cli import main
 from dixit_lab.game import play_game
+from dixit_lab.listener_fit import FEATURES, FittedListener, fit_listener
 from dixit_lab.records import write_jsonl
 from dixit_lab.rules import get_rules
 from dixit_lab.seeding import game_seed

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from dixit_lab.agent import make_agent
-from dixit_lab.analysis import calibration_bins, find_rate_table, turn_predictions
 from dixit_lab.cards import load_deck
+from dixit_lab.find_rates import calibration_bins, find_rate_table, turn_predictions
 from dixit_lab.game import play_game
 from dixit_lab.rules import get_rules
 from dixit_lab.seeding import game_seed

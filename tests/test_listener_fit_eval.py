@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dixit_lab.calibration_eval import holdout_mask, reliability_table, scores
+from dixit_lab.listener_fit_eval import holdout_mask, reliability_table, scores
 
 
 def test_whole_games_are_held_out():
@@ -42,7 +42,7 @@ def test_scores_of_a_perfect_and_a_flat_forecast():
 def test_reliability_diagram_is_a_png(tmp_path):
     from PIL import Image
 
-    from dixit_lab.calibration_eval import plot_reliability
+    from dixit_lab.listener_fit_eval import plot_reliability
 
     rng = np.random.default_rng(1)
     p = rng.random(500)
