@@ -7,6 +7,7 @@ matrix. Decisions are lookups and a few NumPy operations; no model runs on the h
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -20,6 +21,16 @@ __all__ = ["EmbeddingAgent", "categorical_small", "top_cards"]
 _WARNED: set[tuple[str, int]] = set()  # (agent name, space) that warned of an unheard clue
 
 
+@functools.lru_cache(maxsize=64)
+def _check_perception(embedder: str, clues: str) -> None:
+    """Raise (naming it) for an unknown embedder, embedder parameter or clue bank."""
+    from dixit_lab.clues import ClueBank
+    from dixit_lab.embeddings import make_embedder
+
+    make_embedder(embedder)
+    ClueBank.load(clues)
+
+
 class EmbeddingAgent(Agent):
     """Base class: ``embedder`` (a spec, default the offline ``conse``) and ``clues`` (a clue
     bank name or path) choose the space the agent perceives through; ``noise`` > 0 distorts
@@ -31,6 +42,9 @@ class EmbeddingAgent(Agent):
                  noise: float = 0.0) -> None:
         if not noise >= 0:
             raise ValueError(f"noise must be >= 0, got {noise}")
+        check = _check_perception if isinstance(embedder, str) and isinstance(clues, str) \
+            else _check_perception.__wrapped__  # when the config is checked, not mid-run
+        check(embedder, clues)
         self.embedder = embedder
         self.clues = clues
         self.noise = float(noise)
@@ -49,7 +63,7 @@ class EmbeddingAgent(Agent):
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
-        key = (context.deck.name, len(context.deck))
+        key = (context.deck.fingerprint, len(context.deck))
         if self.noise > 0:
             self._perceive(context)
             return
@@ -80,7 +94,7 @@ class EmbeddingAgent(Agent):
                 raise ValueError(f"agent {self.name!r} perceives card images, but deck "
                                  f"{context.deck.name!r} has none; use an image deck such as "
                                  f"'dreams'")
-            space = get_space(self.embedder, context.deck.name, self.clues)
+            space = get_space(self.embedder, context.deck, self.clues)
         if len(space.deck) != len(context.deck):
             raise ValueError(f"agent {self.name!r}: its space has {len(space.deck)} cards but "
                              f"the game's deck {context.deck.name!r} has {len(context.deck)}")

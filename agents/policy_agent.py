@@ -59,7 +59,7 @@ class PolicyAgent(Agent):
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
-        space = self._space or get_space(self.embedder, context.deck.name, self.clues)
+        space = self._space or get_space(self.embedder, context.deck, self.clues)
         key = (id(space), context.n_players, context.rules)
         encoder = self._encoders.get(key)
         if encoder is None:

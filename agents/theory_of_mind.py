@@ -73,12 +73,12 @@ class TheoryOfMindAgent(ModelStoryteller):
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
         n, rules = context.n_players, context.rules
-        key = (context.deck.name, n, rules)
+        key = (context.deck.fingerprint, n, rules)
         if key != self._types_key:
             self._types_key = key
             finds, points, preferences, temperatures = [], [], [], []
             for spec in self.embedders:
-                space = get_space(spec, context.deck.name, self.clues)
+                space = get_space(spec, context.deck, self.clues)
                 if space.clues.texts != self.space.clues.texts:
                     raise ValueError(f"embedder {spec!r} has another clue bank")
                 for t in self.temperatures:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ __all__ = [
 ]
 
 IMAGE_EXTENSIONS = (".webp", ".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff")
+#: the largest numbered deck (a bigger one is a typo, and would take minutes to build)
+MAX_NUMBERED_CARDS = 100_000
 
 
 class DeckError(ValueError):
@@ -90,21 +93,43 @@ class Deck:
     def has_images(self) -> bool:
         return all(card.image is not None for card in self.cards)
 
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of the deck's content: every card's id, image bytes and captions, in order.
+        Two decks with the same fingerprint are perceived the same, whatever their names or
+        folders; two folders with the same name but other images are told apart."""
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            digest = hashlib.sha256()
+            for card in self.cards:
+                image = (hashlib.sha256(card.image.read_bytes()).hexdigest()
+                         if card.image is not None else "-")
+                for part in (card.id, image, card.caption or "", card.alt_caption or ""):
+                    digest.update(part.encode("utf-8") + b"\0")
+            cached = self.__dict__["_fingerprint"] = digest.hexdigest()
+        return str(cached)
+
     @classmethod
     def numbered(cls, n: int, name: str | None = None) -> Deck:
         """``n`` cards without images (``c000``, ``c001`` ...), for rules-only simulations."""
         if n < 1:
             raise DeckError(f"a numbered deck needs at least one card, got {n}")
+        if n > MAX_NUMBERED_CARDS:
+            raise DeckError(f"a numbered deck has at most {MAX_NUMBERED_CARDS:,} cards, "
+                            f"got {n:,}")
         width = max(3, len(str(n - 1)))
         return cls(name or f"numbered-{n}", tuple(Card(f"c{i:0{width}d}") for i in range(n)))
 
     @classmethod
-    def from_folder(cls, path: str | Path, name: str | None = None) -> Deck:
+    def from_folder(cls, path: str | Path, name: str | None = None, *,
+                    decode: bool = True) -> Deck:
         """A deck from a folder of images, with an optional ``cards.csv``.
 
         Without ``cards.csv`` every image file in the folder (sorted by name) is a card whose id
         is the file stem. With it, the columns ``id`` and ``file`` are required and ``caption``
-        and ``alt_caption`` are optional; ``file`` is relative to the folder.
+        and ``alt_caption`` are optional; ``file`` is relative to the folder. Every image is
+        decoded (``decode``) so that a truncated file is refused now, naming its card, not
+        in the middle of a run; the bundled decks, tested as shipped, skip that second.
         """
         folder = Path(path)
         if not folder.is_dir():
@@ -120,7 +145,7 @@ class Deck:
                                 f"({', '.join(IMAGE_EXTENSIONS)}) and no cards.csv")
             cards = [Card(p.stem, p) for p in files]
         for card in cards:
-            _check_image(card)
+            _check_image(card, decode)
         return cls(name or folder.name, tuple(cards))
 
     def check_playable(self, n_players: int, hand_size: int, cards_per_round: int) -> None:
@@ -138,7 +163,14 @@ class Deck:
 
 
 def _cards_from_csv(csv_path: Path, folder: Path) -> list[Card]:
-    with csv_path.open(newline="", encoding="utf-8") as handle:
+    try:  # utf-8-sig: spreadsheets start their CSV files with a byte-order mark
+        text = csv_path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DeckError(f"{csv_path}: not UTF-8 text (byte {error.start}); save it as "
+                        f"UTF-8") from None
+    import io
+
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         columns = reader.fieldnames or []
         missing = [c for c in ("id", "file") if c not in columns]
@@ -167,7 +199,7 @@ def _cards_from_csv(csv_path: Path, folder: Path) -> list[Card]:
     return cards
 
 
-def _check_image(card: Card) -> None:
+def _check_image(card: Card, decode: bool = True) -> None:
     path = card.image
     if path is None:
         return
@@ -183,6 +215,9 @@ def _check_image(card: Card) -> None:
     try:
         with Image.open(path) as image:
             image.verify()
+        if decode:
+            with Image.open(path) as image:  # verify() misses a truncated file: decode it
+                image.load()
     except Exception as error:
         raise DeckError(f"card {card.id!r}: cannot read image {path}: {error}") from None
 
@@ -211,7 +246,7 @@ def load_deck(name: str) -> Deck:
     elif name.startswith("numbered-") and name.removeprefix("numbered-").isdigit():
         deck = Deck.numbered(int(name.removeprefix("numbered-")))
     elif name in available_decks():
-        deck = Deck.from_folder(data_root() / "decks" / name, name)
+        deck = Deck.from_folder(data_root() / "decks" / name, name, decode=False)
     elif Path(name).is_dir():
         deck = Deck.from_folder(name)
     else:

@@ -73,6 +73,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise CliError(f"--agents lists {len(specs)} agents for {args.players} players; give "
                        f"one spec for all seats or one per seat")
     rules.check_players(args.players)
+    if args.out:
+        _check_output_file(args.out, "--out")
     deck = load_deck(args.deck)
     agents = [make_agent(spec) for spec in specs]
     records = []
@@ -85,6 +87,22 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         write_jsonl(records, args.out)
     _print_summary(records, args.players)
     return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _check_output_file(path: str, option: str) -> None:
+    """Refuse, before any work, an output file that is a folder or lies in a missing one."""
+    target = Path(path)
+    if target.is_dir():
+        raise CliError(f"{option} {path} is a folder; give a file name")
+    if not target.parent.is_dir():
+        raise CliError(f"{option} {path}: folder {target.parent} does not exist")
 
 
 def _non_negative(text: str) -> int:
@@ -136,6 +154,9 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
 
     if bool(args.results) == bool(args.config):
         raise CliError("fit-listener: give results folders or --config (one of the two)")
+    _check_output_file(args.out, "--out")
+    if args.plot:
+        _check_output_file(args.plot, "--plot")
     if args.config:
         from dixit_lab.listener_fit_eval import run_training
 
@@ -162,14 +183,12 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import yaml
-
-    from dixit_lab.experiment import load_config
+    from dixit_lab.experiment import load_config, read_yaml_file
     from dixit_lab.runner import run_experiment, run_sweep
 
     config = load_config(args.config)
     if config.sweep:
-        data = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+        data = read_yaml_file(args.config)
         folder = run_sweep(data, args.config, args.out, executor=args.executor,
                            workers=args.workers, show_progress=not args.quiet,
                            address=args.address)
@@ -275,13 +294,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    import yaml
-
-    from dixit_lab.experiment import load_config
+    from dixit_lab.experiment import load_config, read_yaml_file
     from dixit_lab.tuning import tune
 
     config = load_config(args.config)
-    data = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+    data = read_yaml_file(args.config)
     out = Path(args.out) if args.out else config.results_dir()
     candidates = tune(data, args.config, out, workers=args.workers)
     alive = [c for c in candidates if c.alive]
@@ -358,10 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--executor", choices=executor_names(),
                      help="override the config's executor (ray: from the clone, "
                           "pip install -e \".[ray]\")")
-    run.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    run.add_argument("--workers", type=_positive, help="worker processes (default: all cores)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. "
                                        "HEAD:6379 (default: the config's, else a local Ray)")
-    run.add_argument("--chunk-size", type=int, help="games per chunk sent to a worker")
+    run.add_argument("--chunk-size", type=_positive, help="games per chunk sent to a worker")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     models = run.add_mutually_exclusive_group()  # model agents' exchanges (docs/vlm.md)
     models.add_argument("--record-only", dest="exchanges", action="store_const", const="record",
@@ -375,7 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "point of a sweep folder) and compare")
     rep.add_argument("folder")
     rep.add_argument("--executor", choices=executor_names(), default="process")
-    rep.add_argument("--workers", type=int)
+    rep.add_argument("--workers", type=_positive)
     rep.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 "
                                        "(default: a local Ray)")
     rep.add_argument("--quiet", action="store_true")
@@ -394,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     tune = sub.add_parser("tune", help="search one parameter for the best value of a metric")
     tune.add_argument("config", help="experiment YAML with a tune section")
     tune.add_argument("--out", help="folder (default: the config's out, or results/<name>)")
-    tune.add_argument("--workers", type=int)
+    tune.add_argument("--workers", type=_positive)
     tune.set_defaults(func=cmd_tune)
 
     embed = sub.add_parser("embed", help="(re)compute the shipped embeddings of a deck")
@@ -422,20 +439,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt_on_sigterm() -> object:
+    """SIGTERM (a job scheduler, ``kill``, a container stopping) behaves like Ctrl-C: the
+    worker pool is stopped, the saved games are kept and one line says so. Returns the
+    previous handler (None off the main thread, where no handler can be set)."""
+    import signal
+    import threading
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
+def _os_error(error: OSError) -> str:
+    """One line for a file the command could not read or write."""
+    where = " -> ".join(str(name) for name in (error.filename, error.filename2) if name)
+    reason = error.strerror or type(error).__name__
+    return f"{where}: {reason}" if where else str(error)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = _interrupt_on_sigterm()
     try:
         return int(args.func(args))
     except (CliError, AgentSpecError, ValueError, FileNotFoundError, RuntimeError) as error:
         print(f"dixit-lab {args.command}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:  # output piped into head & co.
         sys.stderr.close()
         return 0
+    except OSError as error:  # a file or folder that cannot be written or read
+        print(f"dixit-lab {args.command}: error: {_os_error(error)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

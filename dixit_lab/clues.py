@@ -413,10 +413,15 @@ def _parse_txt(content: str) -> tuple[list[str], list[str], int]:
     return texts, [CUSTOM_KIND] * len(texts), empty
 
 
+#: a quoted clue may hold a line break or two, never more (more is an unbalanced quote)
+MAX_CLUE_LINES = 3
+
+
 def _parse_csv(content: str, path: Path) -> tuple[list[str], list[str], int]:
     """A ``text`` column (required) and a ``kind`` column (optional), header matched
     case-insensitively. Rows with an empty ``text`` are skipped and counted."""
-    reader = csv.reader(io.StringIO(content, newline=""))
+    reader = csv.reader(io.StringIO(content, newline=""), strict=True)
+    start = first = 1
     try:
         header = next(reader, None)
         if header is None or not any(h.strip() for h in header):
@@ -431,10 +436,15 @@ def _parse_csv(content: str, path: Path) -> tuple[list[str], list[str], int]:
         texts: list[str] = []
         kinds: list[str] = []
         empty = 0
+        start = reader.line_num + 1
         for row in reader:
+            first, start = start, reader.line_num + 1
             if not row:
                 continue  # a blank line, not a clue
             text = row[text_col] if text_col < len(row) else ""
+            if reader.line_num - first > MAX_CLUE_LINES - 1:
+                raise ClueBankError(f"{path}, line {first}: a quoted clue runs over lines "
+                                    f"{first}-{reader.line_num} (an unbalanced quote?)")
             if not normalize_clue(text):
                 empty += 1
                 continue
@@ -442,5 +452,7 @@ def _parse_csv(content: str, path: Path) -> tuple[list[str], list[str], int]:
             texts.append(text)
             kinds.append(kind or CUSTOM_KIND)
     except csv.Error as exc:
-        raise ClueBankError(f"{path}: malformed CSV at line {reader.line_num}: {exc}") from exc
+        first = start if "end of data" in str(exc) else reader.line_num
+        raise ClueBankError(f"{path}, line {first}: malformed CSV ({exc}; an unbalanced "
+                            f"quote?)") from None
     return texts, kinds, empty

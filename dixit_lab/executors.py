@@ -118,6 +118,23 @@ class LocalExecutor:
             yield list(play_chunk(setup, chunk))
 
 
+@contextlib.contextmanager
+def _stopped_on_exit(pool: ProcessPoolExecutor) -> Iterator[None]:
+    """Stop ``pool`` at once if the run ends early (Ctrl-C, SIGTERM, an error, the consumer
+    gone): queued chunks are cancelled and the workers terminated, never left orphaned or
+    finishing games nobody will save."""
+    try:
+        yield
+    except BaseException:
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.join(timeout=5)
+        raise
+
+
 class ProcessExecutor(LocalExecutor):
     """A pool of worker processes on this machine (default: one per core), forked after the
     agents, spaces and models are prepared here once, so that they inherit them."""
@@ -139,7 +156,7 @@ class ProcessExecutor(LocalExecutor):
         # Prepare the agents, spaces and models here, once: forked workers inherit them
         # instead of each building its own (one game, thrown away; chunks replay it).
         play_chunk(setup, chunks[0][:1])
-        with ProcessPoolExecutor(max_workers=count) as pool:
+        with ProcessPoolExecutor(max_workers=count) as pool, _stopped_on_exit(pool):
             pending: set[Future[list[tuple[int, str | None]]]] = set()
             queue = iter(chunks)
             for chunk in queue:  # keep a few chunks in flight per worker, not all of them

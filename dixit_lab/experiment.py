@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -44,6 +45,12 @@ __all__ = [
 
 class ConfigError(ValueError):
     """A config that cannot be run. The message names the file and the field path."""
+
+
+#: bounds on what one config may ask for: beyond them a typo would hang the machine
+MAX_GAMES = 100_000_000
+MAX_SWEEP_POINTS = 1_000
+MAX_CONFIG_NODES = 100_000  # values in the config once YAML aliases are expanded
 
 
 class _Strict(BaseModel):
@@ -160,7 +167,7 @@ class ExperimentConfig(_Strict):
     deck: str = "dreams"
     clues: str = "default"
     players: list[PlayerEntry] = Field(min_length=1)
-    games: int = Field(ge=1)
+    games: int = Field(ge=1, le=MAX_GAMES)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     on_illegal: Literal["raise", "fallback"] = "fallback"
     #: ``auto`` plays with the batched engine when every agent supports it (same records,
@@ -170,6 +177,15 @@ class ExperimentConfig(_Strict):
     out: str | None = None
     sweep: dict[str, list[Any]] | None = None
     tune: TuneConfig | None = None
+
+    @field_validator("clues")
+    @classmethod
+    def _no_top_level_clues(cls, value: str) -> str:
+        if value != "default":
+            raise ValueError("a top-level clue bank is not used by any agent; give each "
+                             "player its bank in its params (params: {clues: " + repr(value)
+                             + "}) and remove this field")
+        return value
 
     @field_validator("rules", mode="before")
     @classmethod
@@ -226,6 +242,7 @@ def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a config must be a mapping of fields, got "
                           f"{type(data).__name__}")
+    check_size(data, source)
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as error:
@@ -272,7 +289,7 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
     for index, player in enumerate(config.players):
         try:
             player.spec()
-        except (AgentSpecError, ValueError) as error:
+        except (AgentSpecError, ValueError, OSError) as error:  # OSError: a missing file
             raise ConfigError(f"{source}: players.{index}.agent: {error}") from None
     names: dict[str, str] = {}
     for index, player in enumerate(config.players):
@@ -301,44 +318,75 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
         raise ConfigError(f"{source}: deck: {error}") from None
 
 
-def load_config(path: str | Path) -> ExperimentConfig:
-    """Read and validate a YAML config file."""
+def check_size(data: Any, source: str) -> None:
+    """Raise :class:`ConfigError` if ``data`` holds more than :data:`MAX_CONFIG_NODES`
+    values once YAML aliases are expanded (a "billion laughs" file is a few lines long). The
+    walk stops as soon as the bound is passed, so it is quick whatever the file."""
+    budget = MAX_CONFIG_NODES
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise ConfigError(f"{source}: the config holds more than {MAX_CONFIG_NODES:,} "
+                              f"values once its YAML aliases are expanded; write it out")
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+
+
+def read_yaml_file(path: str | Path) -> Any:
+    """The YAML document of a file; a missing, non-UTF-8 or invalid file is a
+    :class:`ConfigError` naming it (and the line, for invalid YAML)."""
     source = Path(path)
     if not source.is_file():
         raise ConfigError(f"config file {source} does not exist")
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        return yaml.safe_load(source.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {error.start}); save it as "
+                          f"UTF-8") from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"{source}: not valid YAML: {error}") from None
-    return parse_config(data, str(source))
+        raise ConfigError(f"{source}: not valid YAML: {' '.join(str(error).split())}") from None
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Read and validate a YAML config file."""
+    return parse_config(read_yaml_file(path), str(path))
 
 
 # -- sweeps ------------------------------------------------------------------------------------
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> None:
-    """Set ``a.b.0.c`` in nested dicts and lists, creating dict levels as needed."""
+    """Set ``a.b.0.c`` in nested dicts and lists, creating dict levels as needed. A player
+    or the rules written in their string shorthand are expanded to a mapping first."""
     parts = path.split(".")
     node: Any = data
-    for depth, part in enumerate(parts[:-1]):
-        key: Any = int(part) if isinstance(node, list) else part
+    for depth, part in enumerate(parts):
+        where = ".".join(parts[:depth]) or "top level"
         if isinstance(node, list):
-            if not 0 <= key < len(node):
-                raise ConfigError(f"sweep path {path!r}: index {key} is out of range at "
-                                  f"{'.'.join(parts[:depth]) or 'top level'}")
-            node = node[key]
+            if not part.lstrip("-").isdigit() or not 0 <= int(part) < len(node):
+                raise ConfigError(f"sweep path {path!r}: index {part} is out of range at "
+                                  f"{where} ({len(node)} entries)")
+            key: Any = int(part)
+        elif isinstance(node, dict):
+            key = part
         else:
-            if key not in node or node[key] is None:
-                node[key] = {}
-            node = node[key]
-            if isinstance(node, str) and parts[depth] == "rules":
-                node = data["rules"] = {"preset": node}
-    last = parts[-1]
-    if isinstance(node, list):
-        node[int(last)] = value
-    elif isinstance(node, dict):
-        node[last] = value
-    else:
-        raise ConfigError(f"sweep path {path!r}: cannot set a field inside {node!r}")
+            raise ConfigError(f"sweep path {path!r}: {where} is {node!r}, not a mapping or "
+                              f"a list")
+        if depth == len(parts) - 1:
+            node[key] = value
+            return
+        child = node[key] if isinstance(node, list) or key in node else None
+        if child is None:
+            child = node[key] = {}
+        elif isinstance(child, str) and parts[:depth + 1] == ["rules"]:
+            child = node[key] = {"preset": child}
+        elif isinstance(child, str) and depth == 1 and parts[0] == "players":
+            child = node[key] = {"agent": child}  # the string shorthand of a player
+        node = child
 
 
 def expand_sweep(data: dict[str, Any], source: str = "<config>"
@@ -350,6 +398,10 @@ def expand_sweep(data: dict[str, Any], source: str = "<config>"
         raise ConfigError(f"{source}: sweep: expected a mapping of config paths to non-empty "
                           f"lists of values")
     paths = list(grid)
+    size = math.prod(len(grid[p]) for p in paths)
+    if size > MAX_SWEEP_POINTS:
+        raise ConfigError(f"{source}: sweep: the grid has {size:,} points; at most "
+                          f"{MAX_SWEEP_POINTS:,} (sweep fewer values, or split the sweep)")
     for index, values in enumerate(itertools.product(*(grid[p] for p in paths))):
         point = copy.deepcopy(data)
         point.pop("sweep", None)

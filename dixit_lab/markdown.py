@@ -62,16 +62,26 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]],
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
+    """A results folder's YAML file as a mapping ({} if absent); a broken file is a
+    ``ValueError`` naming it."""
     if not path.is_file():
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as error:
+        raise ValueError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
     return data if isinstance(data, dict) else {}
 
 
 def read_json(path: Path) -> dict[str, Any]:
+    """A results folder's JSON file as a mapping ({} if absent); a broken file is a
+    ``ValueError`` naming it."""
     if not path.is_file():
         return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
     return data if isinstance(data, dict) else {}
 
 

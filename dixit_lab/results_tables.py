@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from dixit_lab.atomic import atomic_write, atomic_write_text
-from dixit_lab.records import read_jsonl
+from dixit_lab.results_integrity import read_checked_records
 
 __all__ = ["write_tables"]
 
@@ -41,7 +41,7 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -
     games_path = folder / "games.jsonl"
     if not games_path.is_file():
         raise FileNotFoundError(f"{folder} has no games.jsonl: is it a results folder?")
-    records = list(read_jsonl(games_path))
+    records = read_checked_records(games_path)  # whole, consistent, games 0..N-1 once each
     if not records:
         raise ValueError(f"{games_path} holds no games")
 
@@ -64,7 +64,14 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200) -
     summary: dict[str, Any] = {}
     old = folder / "summary.json"
     if old.is_file():
-        summary = json.loads(old.read_text(encoding="utf-8"))
+        try:
+            summary = json.loads(old.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{old}: not a JSON summary ({error}); delete it and run "
+                             f"`dixit-lab report` again") from None
+        if not isinstance(summary, dict):
+            raise ValueError(f"{old}: not a JSON summary (a {type(summary).__name__}); "
+                             f"delete it and run `dixit-lab report` again")
     summary.update(summary_stats(records))
     if run is not None and run.played:  # a rerun that played nothing keeps the old timing
         summary.update({

@@ -13,8 +13,9 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from dixit_lab.executors import chunked, get_executor, part_name, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
 from dixit_lab.progress import progress
 from dixit_lab.records import game_index
+from dixit_lab.results_integrity import FolderLock, check_saved_line
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
 from dixit_lab.vlm.store import exchange_session
 
@@ -113,12 +115,16 @@ def _sources(folder: Path) -> list[Path]:
             if p.is_file()]
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(game index, line) of a results file, checked, read line by line."""
+def _lines(path: Path, check: _LineCheck | None = None) -> Iterator[tuple[int, str]]:
+    """(game index, line) of a results file, read line by line; with ``check``, each line is
+    checked to be a whole record of this experiment's game of that index."""
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             line = line.rstrip("\n")
             if not line.strip():
+                continue
+            if check is not None:
+                yield check(line, path, number), line
                 continue
             try:
                 yield game_index(line), line
@@ -127,10 +133,18 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                                   f"delete the file to replay those games") from None
 
 
-def _done_indices(folder: Path, expected: int) -> set[int]:
-    """Indices of the games already in games.jsonl or in the parts of an interrupted run."""
-    return {index for path in _sources(folder) for index, _ in _lines(path)
-            if 0 <= index < expected}
+_LineCheck = Callable[[str, Path, int], int]
+
+
+def _line_check(config: ExperimentConfig, specs: list[GameSpec]) -> _LineCheck:
+    names = tuple(name for name, _ in config.seats())
+    return partial(check_saved_line, specs=specs, names=names, seed=config.seed)
+
+
+def _done_indices(folder: Path, check: _LineCheck) -> set[int]:
+    """Indices of the games already in games.jsonl or in the parts of an interrupted run,
+    each line checked to belong to this experiment."""
+    return {index for path in _sources(folder) for index, _ in _lines(path, check)}
 
 
 def _merge(folder: Path, expected: int) -> None:
@@ -159,6 +173,9 @@ def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
     config.yaml: the resolved config, the version, the commit and the Python."""
     from dixit_lab import __version__
 
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"results folder {folder} is a file, not a folder; choose another "
+                          f"--out")
     folder.mkdir(parents=True, exist_ok=True)
     resolved = config.resolved()
     _check_same_experiment(folder, resolved)
@@ -186,6 +203,19 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
         raise ConfigError(f"{config.name}: a player is a person (agent: human): play this "
                           f"config with `dixit-lab play`")
     folder = Path(out) if out is not None else config.results_dir()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"results folder {folder} is a file, not a folder; choose another "
+                          f"--out")
+    folder.mkdir(parents=True, exist_ok=True)
+    with FolderLock(folder):
+        return _run_locked(config, folder, executor, workers, chunk_size, show_progress,
+                           write_outputs, address, exchanges)
+
+
+def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
+                workers: int | None, chunk_size: int | None, show_progress: bool,
+                write_outputs: bool, address: str | None, exchanges: str | None) -> RunResult:
+    """:func:`run_experiment` once the folder is locked."""
     prepare_folder(config, folder)
     kind = executor or config.executor.kind
     address = address or config.executor.address
@@ -194,7 +224,7 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
         count = get_executor(kind).default_workers(address)
 
     specs = game_specs(config)
-    done = _done_indices(folder, len(specs))
+    done = _done_indices(folder, _line_check(config, specs))
     missing = [spec for spec in specs if spec.index not in done]
     setup = table_setup(config)
     parts = folder / "parts"

@@ -129,15 +129,18 @@ _SPACES: dict[tuple[str, str, str], EmbeddingSpace] = {}
 _SPACES_LOCK = threading.Lock()
 
 
-def get_space(embedder_spec: str | Mapping[str, Any] | Embedder, deck_name: str,
+def get_space(embedder_spec: str | Mapping[str, Any] | Embedder, deck: str | Deck,
               clue_bank_name: str = "default") -> EmbeddingSpace:
     """A process-wide shared space: agents in one process that ask for the same
-    (embedder, deck, clue bank) get the same object."""
+    (embedder, deck content, clue bank) get the same object. Pass the game's :class:`Deck`
+    (``context.deck``): a deck is identified by its content, never by its name, so a folder
+    that happens to be called ``dreams`` is not perceived as the bundled ``dreams``."""
     model = make_embedder(embedder_spec)
-    key = (model.id, deck_name, clue_bank_name)
+    deck_obj = load_deck(deck) if isinstance(deck, str) else deck
+    key = (model.id, deck_obj.fingerprint, clue_bank_name)
     with _SPACES_LOCK:
         if key not in _SPACES:
-            _SPACES[key] = EmbeddingSpace.load(model, deck_name, clue_bank_name)
+            _SPACES[key] = EmbeddingSpace.load(model, deck_obj, clue_bank_name)
         return _SPACES[key]
 
 

@@ -78,7 +78,7 @@ class DixitParallelEnv(ParallelEnv):
             if not self.deck.has_images:
                 raise ValueError(f"deck {self.deck.name!r} has no images to embed; use an "
                                  f"image deck such as 'dreams', or pass space=")
-            space = get_space(embedder, self.deck.name, clues)
+            space = get_space(embedder, self.deck, clues)
         if len(space.deck) != len(self.deck):
             raise ValueError(f"space has {len(space.deck)} cards but deck {self.deck.name!r} "
                              f"has {len(self.deck)}")
