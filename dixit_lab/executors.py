@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dixit_lab.atomic import atomic_write_text
+from dixit_lab.records import part_name
 from dixit_lab.registry import Registry
 from dixit_lab.tournament import GameSpec, TableSetup, play_chunk
 
@@ -44,11 +45,6 @@ def available_workers() -> int:
 
 def chunked(specs: list[GameSpec], size: int) -> list[list[GameSpec]]:
     return [specs[i:i + size] for i in range(0, len(specs), size)]
-
-
-def part_name(first: int, last: int) -> str:
-    """The file of a chunk of saved games in a results folder's ``parts/``."""
-    return f"games-{first:07d}-{last:07d}.jsonl"
 
 
 def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path

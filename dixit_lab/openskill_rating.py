@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dixit_lab.rating_games import check_games, games_played
+
 __all__ = ["OPENSKILL_MODELS", "openskill_ratings"]
 
 OPENSKILL_MODELS: tuple[str, ...] = (
@@ -70,11 +72,9 @@ def openskill_ratings(
     """
     from openskill import models as openskill_models
 
-    from dixit_lab.ratings import _check_games, _games_played
-
     if model not in OPENSKILL_MODELS:
         raise ValueError(f"unknown OpenSkill model {model!r}; choose one of {OPENSKILL_MODELS}")
-    checked = _check_games(games)
+    checked = check_games(games)
     rater = getattr(openskill_models, model)(**model_options)
 
     ratings: dict[str, tuple[float, float]] = {}
@@ -95,7 +95,7 @@ def openskill_ratings(
                 float(np.mean([sigma for _, sigma in seats])),
             )
 
-    played = _games_played(checked)
+    played = games_played(checked)
     rows = [
         {"player": name, "mu": mu, "sigma": sigma, "ordinal": mu - 3.0 * sigma,
          "games": played[name]}

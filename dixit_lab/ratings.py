@@ -31,7 +31,7 @@ from an explicit ``seed`` argument, so the same input and seed give an identical
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,10 +41,10 @@ from scipy import sparse
 from scipy.special import expit, log_expit
 
 from dixit_lab.openskill_rating import OPENSKILL_MODELS, openskill_ratings  # noqa: F401 (re-exported)
-from dixit_lab.records import player_names
+from dixit_lab.rating_games import Game, check_games, games_from_records, games_played
 
 if TYPE_CHECKING:
-    from dixit_lab.records import GameRecord
+    pass
 
 __all__ = [
     "Game",
@@ -55,90 +55,6 @@ __all__ = [
     "strength_replicates",
     "win_probability",
 ]
-
-Game = tuple[tuple[str, ...], tuple[float, ...]]
-"""One game: player names by seat and final scores by seat."""
-
-
-# --------------------------------------------------------------------------------------------
-# Input
-# --------------------------------------------------------------------------------------------
-
-
-def games_from_records(
-    records: Iterable[GameRecord],
-    names_by_seat: Callable[[GameRecord], Sequence[str]] | Sequence[Sequence[str]] | None = None,
-) -> list[Game]:
-    """Turn game records into ``(players, scores)`` games.
-
-    Args:
-        records: the games, e.g. from :func:`dixit_lab.records.read_jsonl`.
-        names_by_seat: how to name the player in each seat. ``None`` (the default) uses
-            ``record.meta["players"]`` when the record has it, else ``record.agents`` (the agent
-            spec of each seat). A callable is called with each record and returns its names by
-            seat; a sequence gives the names by seat of each record, in the same order as
-            ``records``.
-
-    Returns:
-        One ``(players, scores)`` pair per record, with ``scores = record.final_scores``.
-
-    Raises:
-        ValueError: if a record's names do not have one entry per seat, or a sequence of names
-            does not have one entry per record.
-    """
-    records = list(records)
-    if names_by_seat is not None and not callable(names_by_seat) and len(names_by_seat) != len(
-        records
-    ):
-        raise ValueError(
-            f"names_by_seat has {len(names_by_seat)} entries but there are {len(records)} records"
-        )
-    games: list[Game] = []
-    for index, record in enumerate(records):
-        names: Sequence[str]
-        if names_by_seat is None:
-            names = player_names(record)
-        elif callable(names_by_seat):
-            names = names_by_seat(record)
-        else:
-            names = names_by_seat[index]
-        players = tuple(str(name) for name in names)
-        if len(players) != len(record.final_scores):
-            raise ValueError(
-                f"record {index}: {len(players)} player names for {len(record.final_scores)} "
-                "seats"
-            )
-        games.append((players, tuple(float(score) for score in record.final_scores)))
-    return games
-
-
-def _check_games(games: Iterable[tuple[Sequence[str], Sequence[float]]]) -> list[Game]:
-    """Validate games and return them as tuples; raise ``ValueError`` on bad input."""
-    checked: list[Game] = []
-    for index, game in enumerate(games):
-        players, scores = game
-        players = tuple(str(name) for name in players)
-        scores = tuple(float(score) for score in scores)
-        if len(players) != len(scores):
-            raise ValueError(f"game {index}: {len(players)} players but {len(scores)} scores")
-        if len(players) < 2:
-            raise ValueError(f"game {index}: a game needs at least two seats")
-        if not all(np.isfinite(scores)):
-            raise ValueError(f"game {index}: scores must be finite numbers")
-        checked.append((players, scores))
-    if not checked:
-        raise ValueError("no games given: ratings need at least one game")
-    return checked
-
-
-def _games_played(games: Sequence[Game]) -> dict[str, int]:
-    """Number of games each name sat in (a game counts once however many seats it took)."""
-    counts: dict[str, int] = {}
-    for players, _ in games:
-        for name in set(players):
-            counts[name] = counts.get(name, 0) + 1
-    return counts
-
 
 # --------------------------------------------------------------------------------------------
 # Batch Bradley–Terry (pairwise Plackett–Luce) fit
@@ -327,7 +243,7 @@ def plackett_luce(
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if not prior_sd > 0.0:
         raise ValueError(f"prior_sd must be positive, got {prior_sd}")
-    checked = _check_games(games)
+    checked = check_games(games)
     data = _comparisons(checked)
     n_names = len(data.names)
     if n_names < 2:
@@ -350,7 +266,7 @@ def plackett_luce(
         alpha = 1.0 - confidence
         ci_low, ci_high = np.nanquantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
 
-    played = _games_played(checked)
+    played = games_played(checked)
     frame = pd.DataFrame(
         {
             "player": list(data.names),
@@ -384,7 +300,7 @@ def strength_replicates(games: Iterable[tuple[Sequence[str], Sequence[float]]], 
     """The names, their fitted strengths (as :func:`plackett_luce`) and the (bootstrap,
     names) bootstrap replicates of the same resamples (same ``seed``) that give
     :func:`plackett_luce` its intervals: for intervals on functions of several strengths."""
-    data = _comparisons(_check_games(games))
+    data = _comparisons(check_games(games))
     if len(data.names) < 2 or data.wins.nnz == 0:
         raise ValueError("need games with seats of two different names to compare")
     penalty = 1.0 / prior_sd**2
@@ -445,7 +361,7 @@ def ratings_table(
         ``player, games, mu, sigma, ordinal, strength, ci_low, ci_high``, sorted by ``strength``
         descending (ties broken by name).
     """
-    checked = _check_games(games)
+    checked = check_games(games)
     skill = openskill_ratings(checked, model=model)
     batch = plackett_luce(checked, bootstrap=bootstrap, seed=seed, confidence=confidence)
     table = batch.drop(columns="games").merge(skill, on="player", how="outer", validate="1:1")

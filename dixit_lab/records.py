@@ -29,6 +29,7 @@ __all__ = [
     "RoundRecord",
     "game_index",
     "games_to_frame",
+    "part_name",
     "player_names",
     "read_jsonl",
     "round_json_keys",
@@ -81,6 +82,12 @@ def round_json_keys() -> list[tuple[str, str]]:
         opening = ("{" if index == 0 else ",") + json.dumps(name) + ":"
         keys.append((opening + "[", "]") if kind == "ints" else (opening, ""))
     return keys
+
+
+def part_name(first: int, last: int) -> str:
+    """The file of a chunk of saved games (``first`` .. ``last``) in a results folder's
+    ``parts/``."""
+    return f"games-{first:07d}-{last:07d}.jsonl"
 
 
 def game_index(line: str) -> int:

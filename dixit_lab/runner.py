@@ -22,10 +22,10 @@ from typing import Any
 import yaml
 
 from dixit_lab.atomic import atomic_write, atomic_write_text
-from dixit_lab.executors import chunked, get_executor, part_name, run_chunks
+from dixit_lab.executors import chunked, get_executor, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
 from dixit_lab.progress import progress
-from dixit_lab.records import game_index
+from dixit_lab.records import game_index, part_name
 from dixit_lab.results_integrity import FolderLock, check_saved_line
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
 from dixit_lab.vlm.store import exchange_session

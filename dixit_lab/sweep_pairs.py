@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from dixit_lab.intervals import paired_difference
+from dixit_lab.metric_catalogue import per_game_metrics
 from dixit_lab.records import read_jsonl
-from dixit_lab.tuning import METRICS
 
 __all__ = ["PAIRED_METRICS", "neighbour_differences", "sweep_pairs_section"]
 
@@ -30,7 +30,7 @@ def _per_game(folder: Path, players: Sequence[str], metric: str) -> dict[str, di
     for record in read_jsonl(folder / "games.jsonl"):
         game = int(record.meta.get("game", -1))
         for player in players:
-            value = METRICS[metric](record, player)
+            value = per_game_metrics()[metric](record, player)
             if value is not None:
                 values[player][game] = value
     return values

@@ -16,14 +16,13 @@ from dixit_lab.agent import Agent, make_agent
 from dixit_lab.cards import load_deck
 from dixit_lab.game import play_game
 from dixit_lab.rules import RuleSet
+from dixit_lab.seats import GameFailed, make_seat_agent
 from dixit_lab.seeding import game_seed
 
 __all__ = ["GameFailed", "GameSpec", "TableSetup", "make_seat_agent", "play_chunk",
            "schedule_games"]
 
 
-class GameFailed(RuntimeError):
-    """A game of a tournament could not be played; the message names the game."""
 
 _SCHEDULE_STREAM = 0x5C4ED  # spawn key of the stream that samples tables (apart from games)
 
@@ -137,14 +136,6 @@ class _AgentPool:
             agents.append(agent)
         return agents
 
-
-def make_seat_agent(spec: str, isolated: bool = False, timeout: float | None = None) -> Agent:
-    """The agent of a seat: built here, or in its own process (``isolation: process``)."""
-    if not isolated:
-        return make_agent(spec)
-    from dixit_lab.isolation import IsolatedAgent
-
-    return IsolatedAgent(spec, timeout)
 
 
 _POOL = _AgentPool()

@@ -32,3 +32,51 @@ def test_ruff_finds_nothing():
     command = ["ruff"] if shutil.which("ruff") else [sys.executable, "-m", "ruff"]
     result = subprocess.run([*command, "check", "."], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def _imports(module: str, path: Path, modules: set[str]) -> set[str]:
+    import ast
+
+    found: set[str] = set()
+
+    class Visitor(ast.NodeVisitor):
+        def visit_If(self, node: ast.If) -> None:
+            if "TYPE_CHECKING" in ast.unparse(node.test):
+                for child in node.orelse:
+                    self.visit(child)
+                return
+            self.generic_visit(node)
+
+        def visit_Import(self, node: ast.Import) -> None:
+            found.update(a.name for a in node.names if a.name in modules)
+
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+            if node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                found.update(name for name in names if name in modules)
+
+    Visitor().visit(ast.parse(path.read_text(encoding="utf-8")))
+    return found - {module}
+
+
+def test_no_import_circles_not_even_through_imports_inside_functions():
+    paths = {}
+    for path in (ROOT / "dixit_lab").rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        paths[name.removesuffix(".__init__")] = path
+    graph = {name: _imports(name, path, set(paths)) for name, path in paths.items()}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                raise AssertionError("import circle: " + " -> ".join(
+                    [*trail[trail.index(target):], target]))
+            if target not in state:
+                visit(target, [*trail, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])

@@ -82,7 +82,7 @@ def play_game_steps(agents: list[Agent], game: GameSteps, decisions: ThreadPoolE
 
 def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPoolExecutor,
               stop: threading.Event) -> tuple[int, str, list[dict[str, Any]]]:
-    from dixit_lab.tournament import GameFailed, make_seat_agent
+    from dixit_lab.seats import GameFailed, make_seat_agent
 
     # one set of agents per game in flight (isolated seats each get their own process)
     agents = [make_seat_agent(setup.specs[seat], *setup.isolated(seat)) for seat in spec.seats]
@@ -146,7 +146,7 @@ def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[in
     """Play the games of ``chunk`` all at once; returns (game index, JSON line) pairs in
     chunk order and writes the decisions' usage rows next to the exchange store."""
     from dixit_lab.atomic import atomic_write_text
-    from dixit_lab.executors import part_name
+    from dixit_lab.records import part_name
 
     deck = load_deck(setup.deck)
     stop = threading.Event()

@@ -20,8 +20,9 @@ from dixit_lab.cards import load_deck
 from dixit_lab.experiment import ConfigError, ExperimentConfig
 from dixit_lab.game import GameSteps, Phase, agent_answer
 from dixit_lab.records import GameRecord
+from dixit_lab.seats import make_seat_agent
 from dixit_lab.seeding import game_seed
-from dixit_lab.tournament import GameSpec, make_seat_agent
+from dixit_lab.tournament import GameSpec
 from dixit_lab.web.decisions import DecisionLog, human_players
 from dixit_lab.web.moves import CLUE_LIMIT, IllegalMove, check_move
 from dixit_lab.web.results import PlayFolder
