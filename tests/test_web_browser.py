@@ -73,6 +73,19 @@ def images_shown(page: Page, selector: str) -> int:
         f"{selector} img", "(images) => images.filter((i) => i.naturalWidth > 0).length")
 
 
+def choose(page: Page, card: str, button: str) -> None:
+    """Click ``card`` until ``button`` is enabled (a click on a card the page redraws at that
+    moment, e.g. when the next view arrives, is lost)."""
+    for _ in range(5):
+        page.click(card)
+        try:
+            expect(page.locator(button)).to_be_enabled(timeout=3_000)
+            return
+        except AssertionError:
+            continue
+    raise AssertionError(f"clicking {card} never enabled {button}")
+
+
 def play_whole_game(page: Page, shots: Path) -> set[str]:
     """Play the seat until the game is over; returns the kinds of screens met."""
     met: set[str] = set()
@@ -104,18 +117,22 @@ def play_whole_game(page: Page, shots: Path) -> set[str]:
             check_screenshot(page, shots / "thinking.png")
             met.add("tell")
         elif page.is_visible("#submit-row"):
-            page.click("#hand button.card >> nth=0")
+            choose(page, "#hand button.card >> nth=0", "#submit")
             if "submit" not in met:
                 check_screenshot(page, shots / "submit.png")
             met.add("submit")
             page.click("#submit")
+            # the move is sent: the next screen comes before the next choice (a second click
+            # on a card the page is redrawing would toggle it off)
+            expect(page.locator("#submit-row")).to_be_hidden(timeout=30_000)
         elif page.is_visible("#vote-row"):
             expect(page.locator("#display button.card:disabled")).to_have_count(1)  # own card
-            page.click("#display button.card:not([disabled]) >> nth=0")
+            choose(page, "#display button.card:not([disabled]) >> nth=0", "#vote")
             if "vote" not in met:
                 check_screenshot(page, shots / "vote.png")
             met.add("vote")
             page.click("#vote")
+            expect(page.locator("#vote-row")).to_be_hidden(timeout=30_000)
         else:
             page.wait_for_timeout(100)
     raise AssertionError(f"the game did not end; screens met: {met}")
