@@ -31,6 +31,7 @@ import weakref
 from typing import Any
 
 from dixit_lab.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
+from dixit_lab.process_life import die_with_parent
 
 __all__ = ["IsolatedAgent", "isolated_spec"]
 
@@ -259,22 +260,11 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"not plain data: {value!r}")
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (best effort elsewhere)."""
-    with contextlib.suppress(Exception):
-        import ctypes
-        import signal
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:
-            os._exit(0)
-
-
 def _serve() -> None:
     """The child's loop: read (command, payload) frames, answer in JSON."""
     from dixit_lab.agent import make_agent
 
-    _die_with_parent()
+    die_with_parent()
     read = sys.stdin.buffer
     write = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # the agent's prints go to stderr, not into the protocol

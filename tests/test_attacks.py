@@ -4,6 +4,7 @@ different number."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -339,3 +340,33 @@ def test_perception_parameters_are_checked_before_the_folder(tmp_path, capsys, p
                     str(tmp_path / "out"), "--quiet")
     assert code == 2 and "c.yaml: players.2.agent" in err and message in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
+def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
+    config = {**BASE, "games": 4000, "engine": "reference",
+              "executor": {"kind": "process", "workers": 2, "chunk_size": 20}}
+    folder = tmp_path / "kill"
+    env = {**os.environ, "DIXIT_LAB_PROGRESS": "0"}
+    process = subprocess.Popen([sys.executable, "-m", "dixit_lab.cli", "run",
+                                str(write_config(tmp_path, config)), "--out", str(folder),
+                                "--quiet"], env=env, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    workers: list[int] = []
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and len(list(folder.glob("parts/*.jsonl"))) < 2:
+            time.sleep(0.05)
+        workers = _children(process.pid)
+        assert workers, "the run should have a worker pool"
+        process.kill()  # the parent only, not its process group
+        process.wait(timeout=30)
+        deadline = time.time() + 10
+        while time.time() < deadline and any(_alive(pid) for pid in workers):
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)], "orphaned workers"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    # and the saved games resume as after any interruption
+    assert list(folder.glob("parts/*.jsonl"))
