@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-__all__ = ["experiment_of", "fmt", "is_number", "markdown_table", "pct", "read_json",
+__all__ = ["experiment_of", "fmt", "html_text", "is_number", "markdown_table", "pct", "read_json",
            "read_yaml", "separated", "with_ci"]
 
 
@@ -49,9 +49,14 @@ def with_ci(row: pd.Series, name: str, digits: int = 2, percent: bool = False) -
     return text
 
 
+def html_text(text: str) -> str:
+    """``text`` with ``&``, ``<`` and ``>`` as entities: shown as written, never as a tag."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]],
                     right: Sequence[bool] | None = None) -> str:
-    def cell(text: str) -> str:
+    def cell(text: str) -> str:  # a player's name is the user's text: it cannot break a row
         return str(text).replace("|", "\\|").replace("\n", " ")
 
     right = right or [False] * len(header)

@@ -16,6 +16,7 @@ from dixit_lab.atomic import atomic_write_text
 from dixit_lab.markdown import (
     experiment_of,
     fmt,
+    html_text,
     is_number,
     markdown_table,
     pct,
@@ -202,6 +203,10 @@ def write_report(results_dir: Path) -> Path:
     ratings = pd.read_csv(ratings_path) if ratings_path.is_file() else None
     if ratings is not None and ("strength" not in ratings or ratings.empty):
         ratings = None
+    # players' names are the user's text: no tag of theirs reaches the report
+    agents = agents.assign(player=agents["player"].astype(str).map(html_text))
+    if ratings is not None:
+        ratings = ratings.assign(player=ratings["player"].astype(str).map(html_text))
     summary = read_json(folder / "summary.json")
     if "rounds_mean" not in summary and records:
         summary["rounds_mean"] = float(np.mean([len(r.rounds) for r in records]))

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from dixit_lab.markdown import html_text
+
 __all__ = ["pairs_section", "reading_notes"]
 
 
@@ -34,7 +36,9 @@ def pairs_section(folder: Path, limit: int = 15) -> list[str]:
              "|---|---|---|---|---|"]
     for _, row in pairs.head(limit).iterrows():
         sure = "" if pd.isna(row["ci_low"]) or row["ci_low"] <= 0 < row["ci_high"] else " *"
-        lines.append(f"| {row['player_a']} | {row['player_b']} | {_fmt(row['difference'])} "
+        first, second = (html_text(str(row[k])).replace("|", "\\|")
+                         for k in ("player_a", "player_b"))
+        lines.append(f"| {first} | {second} | {_fmt(row['difference'])} "
                      f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]{sure} | "
                      f"{row['a_above_b']:.2f} [{row['a_above_b_ci_low']:.2f}, "
                      f"{row['a_above_b_ci_high']:.2f}] | {row['a_stronger_share']:.2f} |")

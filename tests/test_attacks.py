@@ -370,3 +370,28 @@ def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)
     # and the saved games resume as after any interruption
     assert list(folder.glob("parts/*.jsonl"))
+
+
+def test_results_files_follow_the_umask_and_names_cannot_break_the_report(tmp_path):
+    config = {**BASE, "games": 6, "executor": {"kind": "local"},
+              "players": [{"name": "a|b <i>x</i>", "agent": "random"}, "random", "random"]}
+    old = os.umask(0o022)
+    try:
+        run_experiment(parse_config(config), tmp_path / "out", show_progress=False)
+    finally:
+        os.umask(old)
+    for name in ("games.jsonl", "agents.csv", "report.md", "config.yaml"):
+        assert (tmp_path / "out" / name).stat().st_mode & 0o777 == 0o644, name
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "<i>" not in report
+    header_pipes, checked = None, 0
+    for line in report.splitlines():  # every row of a table has its header's columns
+        if not line.startswith("|"):
+            header_pipes = None
+            continue
+        pipes = line.replace("\\|", "").count("|")
+        if header_pipes is None:
+            header_pipes = pipes
+        assert pipes == header_pipes, line
+        checked += line.startswith("| a\\|b")
+    assert checked >= 2  # the players' and the ratings' tables
