@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dixit_lab.atomic import atomic_write_text
-from dixit_lab.process_life import die_with_parent
+from dixit_lab.process_life import pool_worker_setup
 from dixit_lab.records import part_name
 from dixit_lab.registry import Registry
 from dixit_lab.tournament import GameSpec, TableSetup, play_chunk
@@ -153,8 +153,8 @@ class ProcessExecutor(LocalExecutor):
         # Prepare the agents, spaces and models here, once: forked workers inherit them
         # instead of each building its own (one game, thrown away; chunks replay it).
         play_chunk(setup, chunks[0][:1])
-        # workers die with this process, even when it is killed with SIGKILL
-        pool_executor = ProcessPoolExecutor(max_workers=count, initializer=die_with_parent)
+        # workers die with this process (even under SIGKILL) and leave signals to it
+        pool_executor = ProcessPoolExecutor(max_workers=count, initializer=pool_worker_setup)
         with pool_executor as pool, _stopped_on_exit(pool):
             pending: set[Future[list[tuple[int, str | None]]]] = set()
             queue = iter(chunks)

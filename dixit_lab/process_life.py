@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-__all__ = ["die_with_parent"]
+__all__ = ["die_with_parent", "pool_worker_setup"]
 
 
 def die_with_parent() -> None:
@@ -18,3 +18,14 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:  # the parent is already gone
             os._exit(0)
+
+
+def pool_worker_setup() -> None:
+    """Run in each worker of the process pool: die with the parent, leave Ctrl-C to the parent
+    (which stops the pool) and end quietly when the parent stops it (SIGTERM), rather than with
+    a handler inherited through the fork that would print a traceback."""
+    import signal
+
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
