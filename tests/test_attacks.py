@@ -254,21 +254,27 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
-def test_sigterm_stops_the_pool_and_keeps_the_saved_games(tmp_path):
+def _pool_run(tmp_path: Path, name: str, stderr: int) -> tuple[subprocess.Popen, Path, list[int]]:
+    """A long ``dixit-lab run`` on a process pool, once it has saved a few chunks: the process,
+    its results folder and its workers."""
     config = {**BASE, "games": 4000, "engine": "reference",
               "executor": {"kind": "process", "workers": 2, "chunk_size": 20}}
-    folder = tmp_path / "term"
+    folder = tmp_path / name
     env = {**os.environ, "DIXIT_LAB_PROGRESS": "0"}
     process = subprocess.Popen([sys.executable, "-m", "dixit_lab.cli", "run",
                                 str(write_config(tmp_path, config)), "--out", str(folder),
-                                "--quiet"], env=env, stderr=subprocess.PIPE, text=True,
+                                "--quiet"], env=env, stderr=stderr, text=True,
                                start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(folder.glob("parts/*.jsonl"))) < 2:
+        time.sleep(0.05)
+    return process, folder, _children(process.pid)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
+def test_sigterm_stops_the_pool_and_keeps_the_saved_games(tmp_path):
+    process, folder, workers = _pool_run(tmp_path, "term", subprocess.PIPE)
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline and len(list(folder.glob("parts/*.jsonl"))) < 2:
-            time.sleep(0.05)
-        workers = _children(process.pid)
         assert workers, "the run should have a worker pool"
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=30)
@@ -344,20 +350,8 @@ def test_perception_parameters_are_checked_before_the_folder(tmp_path, capsys, p
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
 def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
-    config = {**BASE, "games": 4000, "engine": "reference",
-              "executor": {"kind": "process", "workers": 2, "chunk_size": 20}}
-    folder = tmp_path / "kill"
-    env = {**os.environ, "DIXIT_LAB_PROGRESS": "0"}
-    process = subprocess.Popen([sys.executable, "-m", "dixit_lab.cli", "run",
-                                str(write_config(tmp_path, config)), "--out", str(folder),
-                                "--quiet"], env=env, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
-    workers: list[int] = []
+    process, folder, workers = _pool_run(tmp_path, "kill", subprocess.DEVNULL)
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline and len(list(folder.glob("parts/*.jsonl"))) < 2:
-            time.sleep(0.05)
-        workers = _children(process.pid)
         assert workers, "the run should have a worker pool"
         process.kill()  # the parent only, not its process group
         process.wait(timeout=30)

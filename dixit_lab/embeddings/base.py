@@ -241,6 +241,26 @@ def require(module: str, extra: str) -> Any:
             "https://download.pytorch.org/whl/cpu)") from error
 
 
+def open_rgb(card: Card) -> Any:
+    """A card's image as an RGB ``PIL.Image`` (read whole, the file closed)."""
+    from PIL import Image
+
+    with Image.open(image_path(card)) as image:
+        return image.convert("RGB")
+
+
+def embed_in_batches(items: Sequence[Any], batch_size: int,
+                     encode: Callable[[Sequence[Any]], np.ndarray], dim: int,
+                     what: str) -> np.ndarray:
+    """``encode`` over consecutive batches of ``items``, stacked and checked
+    (:func:`check_output`); the model backends' one loop. No items, no call."""
+    if not items:
+        return np.zeros((0, dim), dtype=np.float32)
+    rows = [encode(items[start:start + batch_size])
+            for start in range(0, len(items), batch_size)]
+    return check_output(np.concatenate(rows), len(items), dim, what)
+
+
 def check_output(matrix: Any, n: int, dim: int, what: str) -> np.ndarray:
     """Validate a backend's output: shape (n, dim), finite; returned float32, unit rows."""
     if n == 0:

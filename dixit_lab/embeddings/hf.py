@@ -24,8 +24,8 @@ import numpy as np
 from dixit_lab.cards import Card
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
-    check_output,
-    image_path,
+    embed_in_batches,
+    open_rgb,
     register_embedder,
     require,
     spec_id,
@@ -146,42 +146,34 @@ class HfEmbedder:
         return model.to(self.device).eval(), images, tokenizer
 
     def embed_images(self, cards: Sequence[Card]) -> np.ndarray:
-        if not cards:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        import torch
-        from PIL import Image
+        def encode(batch: Sequence[Card]) -> np.ndarray:
+            import torch
 
-        model, processor, _ = self._load()
-        rows: list[np.ndarray] = []
-        for start in range(0, len(cards), self.batch_size):
-            batch = []
-            for card in cards[start:start + self.batch_size]:
-                with Image.open(image_path(card)) as image:
-                    batch.append(image.convert("RGB"))
-            inputs = processor(images=batch, return_tensors="pt").to(self.device)
+            model, processor, _ = self._load()
+            inputs = processor(images=[open_rgb(card) for card in batch],
+                               return_tensors="pt").to(self.device)
             with torch.inference_mode():
                 output = features(model.get_image_features(**inputs))
-            rows.append(output.float().cpu().numpy())
-        return check_output(np.concatenate(rows), len(cards), self.dim, self.id)
+            return output.float().cpu().numpy()
+
+        return embed_in_batches(cards, self.batch_size, encode, self.dim, self.id)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        import torch
+        def encode(batch: Sequence[str]) -> np.ndarray:
+            import torch
 
-        model, _, tokenizer = self._load()
-        text_config = model.config.text_config
-        # SigLIP was trained on texts padded to max_length and pools the last position.
-        padding = True if model.config.model_type == "clip" else "max_length"
-        rows: list[np.ndarray] = []
-        for start in range(0, len(texts), self.batch_size):
-            inputs = tokenizer(list(texts[start:start + self.batch_size]), padding=padding,
-                               truncation=True, max_length=text_config.max_position_embeddings,
+            model, _, tokenizer = self._load()
+            text_config = model.config.text_config
+            # SigLIP was trained on texts padded to max_length and pools the last position.
+            padding = True if model.config.model_type == "clip" else "max_length"
+            inputs = tokenizer(list(batch), padding=padding, truncation=True,
+                               max_length=text_config.max_position_embeddings,
                                return_tensors="pt").to(self.device)
             if model.config.model_type != "clip":
                 inputs.pop("attention_mask", None)  # SigLIP's text tower takes no mask
             inputs.pop("token_type_ids", None)
             with torch.inference_mode():
                 output = features(model.get_text_features(**inputs))
-            rows.append(output.float().cpu().numpy())
-        return check_output(np.concatenate(rows), len(texts), self.dim, self.id)
+            return output.float().cpu().numpy()
+
+        return embed_in_batches(texts, self.batch_size, encode, self.dim, self.id)

