@@ -184,9 +184,10 @@ def resolve_model_path(name_or_path: str | Path) -> Path:
 def _records(paths: Iterable[str | Path]) -> Iterable[GameRecord]:
     for entry in paths:
         path = Path(entry)
-        files = sorted(path.rglob("games.jsonl")) if path.is_dir() else [path]
+        files = sorted([*path.rglob("games.jsonl"), *path.rglob("games.jsonl.zst")]) \
+            if path.is_dir() else [path]
         if not files:
-            raise FileNotFoundError(f"{path}: no games.jsonl found")
+            raise FileNotFoundError(f"{path}: no games.jsonl(.zst) found")
         for file in files:
             yield from read_jsonl(file)
 

@@ -114,7 +114,8 @@ class RayExecutor:
         return ray_session(address, workers)
 
     def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
-            address: str | None, parts: Any = None) -> Iterator[list[tuple[int, str]]]:
+            address: str | None, parts: Any = None, records: str = "jsonl.zst"
+            ) -> Iterator[list[tuple[int, str]]]:
         return run_chunks_ray(setup, chunks, address=address, workers=workers)
 
 

@@ -12,6 +12,7 @@ import yaml
 from dixit_lab.executors import chunked, run_chunks
 from dixit_lab.experiment import ConfigError, parse_config
 from dixit_lab.progress import progress
+from dixit_lab.record_files import find_records, open_text
 from dixit_lab.vlm.store import exchange_session
 
 __all__ = ["Difference", "first_difference", "replay_folder"]
@@ -54,7 +55,8 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
     """Replay every game of ``folder``; returns (games compared, first difference or None).
     ``address``: the Ray cluster of the ``ray`` executor (None: a local Ray instance)."""
     folder = Path(folder)
-    config_path, games_path = folder / "config.yaml", folder / "games.jsonl"
+    config_path = folder / "config.yaml"
+    games_path = find_records(folder) or folder / "games.jsonl"
     for path in (config_path, games_path):
         if not path.is_file():
             raise FileNotFoundError(f"{path} is missing: is {folder} a results folder?")
@@ -68,7 +70,8 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
     config = parse_config(data, str(config_path))
     from dixit_lab.runner import chunk_size_for, game_specs, table_setup
 
-    recorded = games_path.read_text(encoding="utf-8").splitlines()
+    with open_text(games_path) as handle:
+        recorded = handle.read().splitlines()
     specs = game_specs(config)
     if len(recorded) != len(specs):
         return len(recorded), Difference(-1, None, "number of games", len(recorded), len(specs))

@@ -11,10 +11,13 @@ import json
 import os
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from dixit_lab.experiment import ConfigError
+from dixit_lab.errors import ConfigError
 from dixit_lab.records import GameRecord, game_index
-from dixit_lab.tournament import GameSpec
+
+if TYPE_CHECKING:
+    from dixit_lab.tournament import GameSpec
 
 __all__ = ["FolderLock", "check_saved_line", "read_checked_records"]
 

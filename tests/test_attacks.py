@@ -23,6 +23,7 @@ from dixit_lab.clues import ClueBank, ClueBankError
 from dixit_lab.experiment import ConfigError, expand_sweep, load_config, parse_config
 from dixit_lab.results_integrity import FolderLock
 from dixit_lab.runner import run_experiment
+from tests.games_files import games_path, games_text, has_games, replace_games
 
 BASE = {"name": "attack", "seed": 3, "deck": "numbered-60", "players": ["random"] * 3,
         "games": 6, "executor": {"kind": "local"}}
@@ -92,8 +93,7 @@ def test_a_top_level_clue_bank_is_refused_not_ignored():
 @pytest.mark.parametrize("tamper", ["duplicate", "delete", "edit", "truncate"])
 def test_report_refuses_a_tampered_games_file(tmp_path, capsys, tamper):
     folder = finished_run(tmp_path)
-    path = folder / "games.jsonl"
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = games_text(folder).splitlines(keepends=True)
     if tamper == "duplicate":
         lines.insert(2, lines[1])
     elif tamper == "delete":
@@ -104,7 +104,7 @@ def test_report_refuses_a_tampered_games_file(tmp_path, capsys, tamper):
         lines[2] = json.dumps(record) + "\n"
     else:
         lines[4] = lines[4][: lines[4].index('"meta"') + 9] + "\n"
-    path.write_text("".join(lines), encoding="utf-8")
+    path = replace_games(folder, "".join(lines))
     code, err = cli(capsys, "report", str(folder))
     assert code == 2 and f"{path}, line" in err
     assert not (folder / "agents.csv").exists()
@@ -115,19 +115,18 @@ def test_resume_refuses_a_part_of_another_experiment(tmp_path):
     folder = tmp_path / "resumed"
     config = parse_config(BASE)
     run_experiment(config, folder, show_progress=False, write_outputs=False)
-    (folder / "games.jsonl").unlink()
+    games_path(folder).unlink()
     (folder / "parts").mkdir()
-    shutil.copy(other / "games.jsonl", folder / "parts" / "000000-000005.jsonl")
+    (folder / "parts" / "000000-000005.jsonl").write_text(games_text(other))
     with pytest.raises(ConfigError, match=r"line 1: game 0 .*another seed"):
         run_experiment(config, folder, show_progress=False, write_outputs=False)
 
 
 def test_resume_refuses_a_record_truncated_inside_meta(tmp_path):
     folder = finished_run(tmp_path)
-    path = folder / "games.jsonl"
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = games_text(folder).splitlines()
     lines[-1] = lines[-1][: lines[-1].rindex('"deal"')]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    replace_games(folder, "\n".join(lines) + "\n")
     with pytest.raises(ConfigError, match=r"line 6: game 5 is truncated"):
         run_experiment(parse_config(BASE), folder, show_progress=False, write_outputs=False)
 
@@ -141,7 +140,7 @@ def test_two_runs_into_one_folder_cannot_mix(tmp_path):
         second = subprocess.run(command, capture_output=True, text=True)
     assert second.returncode == 2 and "is in use by another run" in second.stderr
     assert len(second.stderr.strip().splitlines()) == 1
-    assert not (folder / "games.jsonl").exists() and not (folder / ".lock").exists()
+    assert not has_games(folder) and not (folder / ".lock").exists()
     assert subprocess.run(command, capture_output=True).returncode == 0
 
 
@@ -266,7 +265,7 @@ def _pool_run(tmp_path: Path, name: str, stderr: int) -> tuple[subprocess.Popen,
                                 "--quiet"], env=env, stderr=stderr, text=True,
                                start_new_session=True)
     deadline = time.time() + 60
-    while time.time() < deadline and len(list(folder.glob("parts/*.jsonl"))) < 2:
+    while time.time() < deadline and len(list(folder.glob("parts/games-*"))) < 2:
         time.sleep(0.05)
     return process, folder, _children(process.pid)
 
@@ -284,7 +283,7 @@ def test_sigterm_stops_the_pool_and_keeps_the_saved_games(tmp_path):
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-    assert list(folder.glob("parts/*.jsonl")) and not (folder / ".lock").exists()
+    assert list(folder.glob("parts/games-*")) and not (folder / ".lock").exists()
 
 
 # -- imprecise errors ----------------------------------------------------------------------
@@ -363,7 +362,7 @@ def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
     # and the saved games resume as after any interruption
-    assert list(folder.glob("parts/*.jsonl"))
+    assert list(folder.glob("parts/games-*"))
 
 
 def test_results_files_follow_the_umask_and_names_cannot_break_the_report(tmp_path):
@@ -374,7 +373,8 @@ def test_results_files_follow_the_umask_and_names_cannot_break_the_report(tmp_pa
         run_experiment(parse_config(config), tmp_path / "out", show_progress=False)
     finally:
         os.umask(old)
-    for name in ("games.jsonl", "agents.csv", "report.md", "config.yaml"):
+    parts = sorted((tmp_path / "out" / "rounds.parquet").iterdir())
+    for name in ("games.jsonl.zst", "agents.csv", "report.md", "config.yaml", parts[0]):
         assert (tmp_path / "out" / name).stat().st_mode & 0o777 == 0o644, name
     report = (tmp_path / "out" / "report.md").read_text()
     assert "<i>" not in report
