@@ -339,7 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="play seeded games and print a summary table")
     sim.add_argument("--players", type=int, default=5)
-    sim.add_argument("--rules", default="classic", help="preset: classic, refresh, quest")
+    sim.add_argument("--rules", default="classic",
+                     help="preset: classic, refresh, quest, dixitworld")
     sim.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a rule option, e.g. --set lone_finder_points=4")
     sim.add_argument("--agents", default="random",

@@ -64,6 +64,10 @@ def test_variants_lone_finder_cap_random_first_storyteller_and_mixed_deck():
             max_rounds=30)
 
 
+def test_dixitworld_fixed_hands_and_its_scoring():
+    compare(["pragmatic", "softmax", "random", "literal"], "dixitworld", 8)
+
+
 def test_calibrated_is_not_batched_and_auto_falls_back(tmp_path):
     assert not batch_supported(make_agent("calibrated"))
     assert batch_supported(make_agent("pragmatic"))

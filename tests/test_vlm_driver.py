@@ -183,3 +183,46 @@ def test_an_isolated_player_sits_at_a_model_table(tmp_path):
         run_experiment(parse_config(data), tmp_path / "plain", show_progress=False,
                        write_outputs=False)
     assert isolated == games_text(tmp_path / "plain")
+
+
+def test_the_dixitworld_arena_config_plays_against_the_stub_and_replays_offline(tmp_path):
+    """experiments/dixitworld_arena.yaml as shipped, its models replaced by the stub: 4 games
+    of 12 rounds from 4-card hands kept all game, the prompts saying DixitWorld's scoring, and
+    game 2 is DixitWorld's second phase (the same deal, the hands reversed)."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from dixit_lab.records import GameRecord
+
+    path = Path(__file__).resolve().parent.parent / "experiments" / "dixitworld_arena.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    folder = tmp_path / "arena"
+    with StubServer() as server:
+        for player in data["players"]:
+            player["params"].update(model="good", base_url=server.base_url, timeout=10)
+        run_experiment(parse_config(data, str(path)), folder, show_progress=False,
+                       write_outputs=False)
+    records = [GameRecord.from_json(line) for line in games_text(folder).splitlines()]
+    qwen, gemma = ["qwen_1", "qwen_2"], ["gemma_1", "gemma_2"]
+    assert [record.meta["players"] for record in records] == [
+        [*qwen, *gemma], ["qwen_2", *gemma, "qwen_1"], [*gemma, *qwen], ["gemma_2", *qwen,
+                                                                          "gemma_1"]]
+    for record in records:
+        assert record.rules == "dixitworld" and record.rule_options["fixed_hands"] is True
+        assert len(record.rounds) == 12 and record.end_reason == "max_rounds"
+        assert not [fault for rnd in record.rounds for fault in rnd.faults]
+        hands = {rnd.storyteller: rnd.storyteller_hand for rnd in record.rounds}
+        assert all(len(hand) == 4 for hand in hands.values())
+        assert all(rnd.storyteller_hand == hands[rnd.storyteller] for rnd in record.rounds)
+    first = {rnd.storyteller: rnd.storyteller_hand for rnd in records[0].rounds}
+    reversed_ = {rnd.storyteller: rnd.storyteller_hand for rnd in records[2].rounds}
+    assert first == reversed_  # the seats' hands are dealt alike; the players moved by two
+    systems = {json.loads(line)["request"]["messages"][0]["content"]
+               for segment in (folder / "exchanges").glob("*.jsonl")
+               for line in segment.read_text(encoding="utf-8").splitlines()}
+    assert systems and all("2 (3 each instead when all of them find it)" in text
+                           and "at most 1 such point per round" in text
+                           and "The game lasts 12 rounds." in text for text in systems)
+    assert replay_folder(folder, executor="local", show_progress=False) == (4, None)
