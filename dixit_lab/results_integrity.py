@@ -123,6 +123,9 @@ def read_checked_records(path: Path) -> list[GameRecord]:
             where = f"{path}, line {number}"
             try:
                 record = GameRecord.from_json(line)
+            except json.JSONDecodeError as error:  # its own "line 1 column N" would mislead
+                raise ConfigError(f"{where}: not a whole game record (truncated or edited: "
+                                  f"{error.msg} at character {error.pos})") from None
             except (ValueError, KeyError, TypeError) as error:
                 raise ConfigError(f"{where}: not a whole game record ({error})") from None
             index = record.meta.get("game", len(records))

@@ -26,6 +26,7 @@ from dixit_lab.executors import chunked, get_executor, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
 from dixit_lab.progress import progress
 from dixit_lab.records import game_index, part_name
+from dixit_lab.results_config import DECK_PLAYED, deck_played
 from dixit_lab.results_integrity import FolderLock, check_saved_line
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
 from dixit_lab.vlm.store import exchange_session
@@ -180,7 +181,8 @@ def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
     resolved = config.resolved()
     _check_same_experiment(folder, resolved)
     header = {"experiment": resolved, "dixit_lab_version": __version__,
-              "git_commit": git_commit(), "python": sys.version.split()[0]}
+              "git_commit": git_commit(), "python": sys.version.split()[0],
+              DECK_PLAYED: deck_played(config.deck)}  # the deck by path and content
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dixit_lab import cards as cards_module
 from dixit_lab.cards import Deck, DeckError, data_root, load_deck
 from dixit_lab.cli import main
 from dixit_lab.clues import ClueBank, ClueBankError
@@ -83,6 +85,29 @@ def test_a_folder_named_like_a_bundled_deck_is_perceived_by_its_content(tmp_path
     assert (get_space("conse", bundled).card_vectors[first] == space.card_vectors[0]).all()
 
 
+def test_fit_listener_identifies_a_folder_deck_by_its_content(tmp_path, monkeypatch, capsys):
+    decks = tmp_path / "decks"
+    reversed_dreams(decks)  # decks/dreams: not the bundled dreams
+    shutil.copytree(decks / "dreams", decks / "good")  # the same cards under another name
+    monkeypatch.chdir(tmp_path)  # relative deck paths
+    folders = {}
+    for deck in ("dreams", "decks/dreams", "decks/good"):
+        folders[deck] = tmp_path / deck.replace("/", "-")
+        data = {**BASE, "deck": deck, "players": ["random"] * 4}
+        run_experiment(parse_config(data), folders[deck], show_progress=False,
+                       write_outputs=False)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    monkeypatch.setattr(cards_module, "_DECK_CACHE", {})  # as in a new process
+    coefficients = {}
+    for deck, folder in folders.items():
+        code, err = cli(capsys, "fit-listener", str(folder), "--out", f"{folder.name}.json")
+        assert code == 0, err
+        coefficients[deck] = json.loads(Path(f"{folder.name}.json").read_text())["coef"]
+    assert coefficients["decks/dreams"] == coefficients["decks/good"]
+    assert coefficients["decks/dreams"] != coefficients["dreams"]
+
+
 def test_a_top_level_clue_bank_is_refused_not_ignored():
     with pytest.raises(ConfigError, match="clues: .*not used by any agent"):
         parse_config({**BASE, "clues": "mine"}, "c.yaml")
@@ -108,6 +133,64 @@ def test_report_refuses_a_tampered_games_file(tmp_path, capsys, tamper):
     code, err = cli(capsys, "report", str(folder))
     assert code == 2 and f"{path}, line" in err
     assert not (folder / "agents.csv").exists()
+
+
+@pytest.mark.parametrize("tamper, message", [
+    ("duplicate", r"line 3: game 1 again \(first on line 2\)"),
+    ("delete", r"line 4: game 4 where game 3 was expected"),
+    ("truncate", r"line 5: not a whole game record \(truncated"),
+    ("delete the last", r"6 games, but the experiment has 7: game 6 is missing"),
+])
+def test_replay_of_a_tampered_games_file_names_the_game(tmp_path, capsys, tamper, message):
+    folder = finished_run(tmp_path, games=7)
+    path = folder / "games.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    if tamper == "duplicate":
+        lines.insert(2, lines[1])
+    elif tamper == "delete":
+        del lines[3]
+    elif tamper == "truncate":
+        lines[4] = lines[4][:200] + "\n"
+    else:
+        del lines[-1]
+    path.write_text("".join(lines), encoding="utf-8")
+    code, err = cli(capsys, "replay", str(folder), "--executor", "local", "--quiet")
+    assert code == 2 and str(path) in err
+    assert re.search(message, err), err
+
+
+def test_replay_plays_what_config_yaml_says_was_run(tmp_path, monkeypatch, capsys):
+    reversed_dreams(tmp_path / "decks")
+    monkeypatch.chdir(tmp_path)
+    data = {**BASE, "deck": "decks/dreams", "rules": {"preset": "classic",
+                                                      "options": {"max_rounds": 4}},
+            "players": ["random", "literal", {"agent": "softmax",
+                                              "params": {"temperature": 0.5}}]}
+    config_file = write_config(tmp_path, data)
+    assert cli(capsys, "run", str(config_file), "--out", "done", "--quiet")[0] == 0
+    config_file.unlink()  # the config the run started from is gone
+    folder = tmp_path / "done"
+    header = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+    experiment = header["experiment"]  # what the user wrote, edited after the run:
+    experiment["rules"]["options"] = {"max_rounds": 9}
+    experiment["players"][2]["params"] = {"temperature": 3.0}
+    (folder / "config.yaml").write_text(yaml.safe_dump(header, sort_keys=False))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the relative deck path means nothing here
+    monkeypatch.setattr(cards_module, "_DECK_CACHE", {})  # as in a new process
+    code = main(["replay", str(folder), "--executor", "local", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "identical: 6 games replayed byte for byte" in out, err
+    del experiment["players"][1]["spec"]  # a folder that cannot say what was run
+    (folder / "config.yaml").write_text(yaml.safe_dump(header, sort_keys=False))
+    code, err = cli(capsys, "replay", str(folder), "--executor", "local", "--quiet")
+    assert code == 2 and "config.yaml: players.1.spec is missing" in err
+    cards = tmp_path / "decks" / "dreams" / "cards.csv"  # and a deck edited since the run
+    rows = cards.read_text(encoding="utf-8").splitlines(keepends=True)
+    cards.write_text(rows[0] + rows[2] + rows[1] + "".join(rows[3:]), encoding="utf-8")
+    monkeypatch.setattr(cards_module, "_DECK_CACHE", {})
+    code, err = cli(capsys, "fit-listener", str(folder), "--out", "m.json")
+    assert code == 2 and "has changed since these games were played" in err
 
 
 def test_resume_refuses_a_part_of_another_experiment(tmp_path):
