@@ -370,6 +370,44 @@ def test_sigterm_stops_the_pool_and_keeps_the_saved_games(tmp_path):
     assert list(folder.glob("parts/*.jsonl")) and not (folder / ".lock").exists()
 
 
+DIES_ONCE = """
+import os
+from pathlib import Path
+
+from dixit_lab_agents.random_agent import RandomAgent
+
+MARKER = Path(__file__).with_name("died")
+
+
+class DiesOnce(RandomAgent):
+    def vote(self, view):
+        if not MARKER.exists():  # once: the worker process dies mid-game, Ray re-runs it
+            MARKER.write_text(str(os.getpid()))
+            print("an agent's own print")
+            os._exit(1)
+        return super().vote(view)
+"""
+
+
+def test_ray_messages_stay_out_of_stdout(tmp_path):
+    from tests.optional import import_or_skip
+
+    import_or_skip("ray")
+    (tmp_path / "dies.py").write_text(DIES_ONCE, encoding="utf-8")
+    config = {**BASE, "engine": "reference", "players": [
+        "random", "random", {"name": "dies", "agent": f"{tmp_path / 'dies.py'}:DiesOnce"}],
+        "executor": {"kind": "ray", "workers": 1, "chunk_size": 2}}
+    done = subprocess.run([sys.executable, "-m", "dixit_lab.cli", "run",
+                           str(write_config(tmp_path, config)), "--out",
+                           str(tmp_path / "out"), "--quiet"],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "died").exists(), "the worker should have died once"
+    assert done.stdout.startswith("attack: 6 games"), done.stdout  # the command's own lines
+    assert "(raylet)" not in done.stdout and "pid=" not in done.stdout, done.stdout
+    assert "A worker died" in done.stderr and "an agent's own print" in done.stderr
+
+
 # -- imprecise errors ----------------------------------------------------------------------
 
 def test_a_config_that_is_not_utf8_is_named(tmp_path, capsys):
