@@ -469,6 +469,53 @@ def test_perception_parameters_are_checked_before_the_folder(tmp_path, capsys, p
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("where", ["a file", "under a file", "a full disk"])
+def test_a_cache_that_cannot_hold_vectors_warns_first_and_keeps_them(tmp_path, monkeypatch,
+                                                                    where):
+    import warnings
+
+    from dixit_lab.embeddings import cache as cache_module
+    from dixit_lab.embeddings import cached_embed_cards, cached_embed_texts
+    from tests.test_embeddings_cache import CountingEmbedder
+
+    monkeypatch.setattr(cache_module, "_UNUSABLE", set(), raising=False)  # none warned yet
+    cards = Deck.from_folder(small_folder_deck(tmp_path, "id,file\n" + "".join(
+        f"c{i},images/{i}.webp\n" for i in (1, 2, 3)))).cards
+    texts = ["moon", "an old key", "falling"]
+    monkeypatch.setenv("DIXIT_LAB_CACHE", str(tmp_path / "good"))
+    expected = cached_embed_cards(CountingEmbedder(), cards), \
+        cached_embed_texts(CountingEmbedder(), texts)
+    (tmp_path / "file").write_text("not a folder")
+    bad = {"a file": tmp_path / "file", "under a file": tmp_path / "file" / "sub" / "cache",
+           "a full disk": tmp_path / "full"}[where]
+    monkeypatch.setenv("DIXIT_LAB_CACHE", str(bad))
+    if where == "a full disk":
+        def store(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(cache_module.EmbeddingCache, "store", store)
+    embedder = CountingEmbedder()
+    warned_at_work: list[int] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compute = embedder.embed_images
+
+        def embed_images(chunk):
+            warned_at_work.append(len(caught))
+            return compute(chunk)
+
+        embedder.embed_images = embed_images  # type: ignore[method-assign]
+        got = cached_embed_cards(embedder, cards), cached_embed_texts(embedder, texts)
+    assert len(caught) == 1, [str(w.message) for w in caught]  # once, not per batch
+    message = str(caught[0].message)
+    assert f"$DIXIT_LAB_CACHE={bad} cannot hold embeddings" in message
+    reason = "No space left" if where == "a full disk" else f"{tmp_path / 'file'} is a file"
+    assert reason in message and "kept in memory" in message
+    if where != "a full disk":
+        assert warned_at_work == [1]  # found before the vectors were computed
+    for a, b in zip(got, expected, strict=True):  # the vectors a cached run gets
+        assert (a == b).all()
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
 def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
     process, folder, workers = _pool_run(tmp_path, "kill", subprocess.DEVNULL)
