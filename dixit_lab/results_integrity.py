@@ -122,10 +122,10 @@ def read_checked_records(path: Path) -> list[GameRecord]:
                 continue
             where = f"{path}, line {number}"
             try:
-                record = GameRecord.from_json(line)
+                record = GameRecord.from_json(line.rstrip("\n"))
             except json.JSONDecodeError as error:  # its own "line 1 column N" would mislead
-                raise ConfigError(f"{where}: not a whole game record (truncated or edited: "
-                                  f"{error.msg} at character {error.pos})") from None
+                raise ConfigError(f"{where}: not a whole game record (not valid JSON from "
+                                  f"character {error.pos + 1}: truncated or edited)") from None
             except (ValueError, KeyError, TypeError) as error:
                 raise ConfigError(f"{where}: not a whole game record ({error})") from None
             index = record.meta.get("game", len(records))

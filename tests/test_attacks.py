@@ -138,7 +138,7 @@ def test_report_refuses_a_tampered_games_file(tmp_path, capsys, tamper):
 @pytest.mark.parametrize("tamper, message", [
     ("duplicate", r"line 3: game 1 again \(first on line 2\)"),
     ("delete", r"line 4: game 4 where game 3 was expected"),
-    ("truncate", r"line 5: not a whole game record \(truncated"),
+    ("truncate", r"line 5: not a whole game record \(not valid JSON from character 200"),
     ("delete the last", r"6 games, but the experiment has 7: game 6 is missing"),
 ])
 def test_replay_of_a_tampered_games_file_names_the_game(tmp_path, capsys, tamper, message):
