@@ -298,9 +298,13 @@ def _from_lines(lines: list[bytes], first: int) -> Iterator[GameBatch]:
 def file_batches(path: Path, *, check: bool = True, batch_games: int = BATCH_GAMES
                  ) -> Iterator[GameBatch]:
     """The records of a games file in batches; with ``check``, a file that is not whole and
-    consistent is refused (:class:`~dixit_lab.experiment.ConfigError` naming file and line)."""
+    consistent is refused (:class:`~dixit_lab.errors.ConfigError` naming file and line, the
+    message of :func:`~dixit_lab.results_integrity.check_record_line`)."""
+    from array import array
+
     lines: list[bytes] = []
     numbers: list[int] = []
+    line_of = array("q")  # the line of every game so far: 8 bytes a game, for messages
     first = 0
     with open_records(path) as handle:
         for number, line in enumerate(handle, start=1):
@@ -309,55 +313,45 @@ def file_batches(path: Path, *, check: bool = True, batch_games: int = BATCH_GAM
             lines.append(line if line.endswith(b"\n") else line + b"\n")
             numbers.append(number)
             if len(lines) == batch_games:
-                yield from _checked(path, lines, numbers, first, check)
+                yield from _checked(path, lines, numbers, first, check, line_of)
                 first += len(lines)
                 lines, numbers = [], []
     if lines:
-        yield from _checked(path, lines, numbers, first, check)
+        yield from _checked(path, lines, numbers, first, check, line_of)
 
 
-def _checked(path: Path, lines: list[bytes], numbers: list[int], first: int, check: bool
-             ) -> Iterator[GameBatch]:
+def _checked(path: Path, lines: list[bytes], numbers: list[int], first: int, check: bool,
+             line_of: Any) -> Iterator[GameBatch]:
     try:
         batches = list(_from_lines(lines, first))
     except (ValueError, KeyError, TypeError):
-        _explain(path, lines, numbers, first)
+        _explain(path, lines, numbers, first, line_of)
         raise
-    if check:
-        for batch in batches:
-            bad = _first_inconsistent(batch)
-            if bad is not None:
-                _explain(path, [lines[bad - first]], [numbers[bad - first]], bad)
-                raise ConfigError(f"{path}, line {numbers[bad - first]}: game "
-                                  f"{int(batch.game[batch.record_index == bad][0])} does "
-                                  f"not match its own scores; the record was edited")
+    if check and any(_first_inconsistent(batch) is not None for batch in batches):
+        _explain(path, lines, numbers, first, line_of)
+        raise ConfigError(f"{path}: games {first}..{first + len(lines) - 1} contradict "
+                          f"their own scores; the file was edited")
+    line_of.extend(numbers)
     yield from batches
 
 
-def _explain(path: Path, lines: list[bytes], numbers: list[int], first: int) -> None:
-    """Raise the one-line error of the first bad line (the record-by-record checker's)."""
-    from dixit_lab.records import GameRecord
-    from dixit_lab.results_integrity import _inconsistency as inconsistency
+def _explain(path: Path, lines: list[bytes], numbers: list[int], first: int,
+             line_of: Any) -> None:
+    """Raise the one-line error of the first bad line of a batch (checked record by record,
+    as :func:`~dixit_lab.results_integrity.read_checked_records` does)."""
+    from dixit_lab.results_integrity import check_record_line
+
+    batch_lines = dict(zip(range(first, first + len(lines)), numbers, strict=True))
+
+    def first_line(index: int) -> int:
+        return int(line_of[index]) if index < len(line_of) else batch_lines[index]
 
     for position, (line, number) in enumerate(zip(lines, numbers, strict=True)):
-        where = f"{path}, line {number}"
         try:
-            record = GameRecord.from_json(line.decode("utf-8"))
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as error:
-            raise ConfigError(f"{where}: not a whole game record ({error})") from None
-        expected = first + position
-        index = record.meta.get("game", expected)
-        if not isinstance(index, int):
-            raise ConfigError(f"{where}: meta.game is {index!r}, not a game index")
-        problem = inconsistency(record)
-        if problem:
-            raise ConfigError(f"{where}: game {index}: {problem}; the record was edited")
-        if index != expected:
-            if index < expected:
-                raise ConfigError(f"{where}: game {index} again; the file was edited or "
-                                  f"merged twice")
-            raise ConfigError(f"{where}: game {index} where game {expected} was expected; "
-                              f"game(s) are missing or out of order")
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}, line {number}: not UTF-8 text") from None
+        check_record_line(text, f"{path}, line {number}", first + position, first_line)
 
 
 def _first_inconsistent(batch: GameBatch) -> int | None:

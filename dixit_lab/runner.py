@@ -28,6 +28,7 @@ from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
 from dixit_lab.progress import progress, stage
 from dixit_lab.record_files import RECORD_NAMES, compressor, open_text, records_name
 from dixit_lab.records import game_index
+from dixit_lab.results_config import DECK_PLAYED, deck_played
 from dixit_lab.results_integrity import FolderLock, check_saved_line
 from dixit_lab.run_parts import merge_parts, other_records, save_part
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
@@ -196,7 +197,8 @@ def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
     resolved = config.resolved()
     _check_same_experiment(folder, resolved)
     header = {"experiment": resolved, "dixit_lab_version": __version__,
-              "git_commit": git_commit(), "python": sys.version.split()[0]}
+              "git_commit": git_commit(), "python": sys.version.split()[0],
+              DECK_PLAYED: deck_played(config.deck)}  # the deck by path and content
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
 
