@@ -5,7 +5,9 @@ point of a sweep), with the games capped so that the whole check takes a minute 
     (refactor)
     python benchmarks/check_shipped.py [--games 60] | diff before.txt -
 
-A refactor must leave every line unchanged.
+A refactor must leave every line unchanged. Configs that need a person (``agent: human``) or
+a model server (model agents) are listed as skipped. The games are compared decompressed
+(``games.jsonl.zst`` and ``games.jsonl`` give the same fingerprint).
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from pathlib import Path
 import yaml
 
 from dixit_lab.experiment import expand_sweep, parse_config
+from dixit_lab.record_files import games_file, open_records
 from dixit_lab.runner import run_experiment
+from dixit_lab.vlm.driver import has_remote_agents
+from dixit_lab.web.decisions import human_players
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,9 +44,14 @@ def main() -> None:
             else:
                 points = [("", parse_config(data, str(path)))]
             for label, config in points:
+                if human_players(config) or has_remote_agents(tuple(s for _, s in
+                                                                    config.seats())):
+                    print(f"{path.stem}{label}: skipped (needs a person or a model server)")
+                    continue
                 folder = Path(tmp) / f"{path.stem}{label}"
                 run_experiment(config, folder, show_progress=False, write_outputs=False)
-                digest = hashlib.sha256((folder / "games.jsonl").read_bytes()).hexdigest()
+                with open_records(games_file(folder)) as handle:
+                    digest = hashlib.sha256(handle.read()).hexdigest()
                 print(f"{path.stem}{label or ''}: {digest[:16]}", flush=True)
 
 

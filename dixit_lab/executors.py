@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from dixit_lab.process_life import pool_worker_setup
 from dixit_lab.records import part_name
@@ -43,8 +43,35 @@ def available_workers() -> int:
         return os.cpu_count() or 1
 
 
-def chunked(specs: list[GameSpec], size: int) -> list[list[GameSpec]]:
-    return [specs[i:i + size] for i in range(0, len(specs), size)]
+class _Chunks(Sequence[list[GameSpec]]):
+    """Consecutive chunks of ``size`` games, each made when asked for."""
+
+    def __init__(self, specs: Sequence[GameSpec], size: int) -> None:
+        self.specs, self.size = specs, size
+
+    def __len__(self) -> int:
+        return -(-len(self.specs) // self.size)
+
+    @overload
+    def __getitem__(self, index: int) -> list[GameSpec]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[list[GameSpec]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[GameSpec] | list[list[GameSpec]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"chunk {index} of {len(self)}")
+        return list(self.specs[index * self.size:(index + 1) * self.size])
+
+
+def chunked(specs: Sequence[GameSpec], size: int) -> Sequence[list[GameSpec]]:
+    """The games in consecutive chunks of ``size`` (the last one shorter), made as they are
+    sent: a million games are never a million objects at once."""
+    return _Chunks(specs, size)
 
 
 def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path,
@@ -77,7 +104,7 @@ class Executor(Protocol):
         """A context held around a whole run, sweep or search (e.g. one Ray connection)."""
         ...
 
-    def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
+    def run(self, setup: TableSetup, chunks: Sequence[list[GameSpec]], workers: int | None,
             address: str | None, parts: Path | None, records: str = "jsonl.zst"
             ) -> Iterator[list[tuple[int, str | None]]]:
         """Yield each chunk's (game index, JSON line) pairs as the chunks finish; with
@@ -110,7 +137,7 @@ class LocalExecutor:
                 ) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
-    def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
+    def run(self, setup: TableSetup, chunks: Sequence[list[GameSpec]], workers: int | None,
             address: str | None, parts: Path | None, records: str = "jsonl.zst"
             ) -> Iterator[list[tuple[int, str | None]]]:
         for chunk in chunks:
@@ -143,7 +170,7 @@ class ProcessExecutor(LocalExecutor):
     def default_workers(self, address: str | None) -> int:
         return available_workers()
 
-    def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
+    def run(self, setup: TableSetup, chunks: Sequence[list[GameSpec]], workers: int | None,
             address: str | None, parts: Path | None, records: str = "jsonl.zst"
             ) -> Iterator[list[tuple[int, str | None]]]:
         count = min(workers or available_workers(), len(chunks))
@@ -179,7 +206,7 @@ class ProcessExecutor(LocalExecutor):
                         pending.add(pool.submit(task, setup, following))
 
 
-def run_chunks(setup: TableSetup, chunks: list[list[GameSpec]], kind: str = "process",
+def run_chunks(setup: TableSetup, chunks: Sequence[list[GameSpec]], kind: str = "process",
                workers: int | None = None, address: str | None = None,
                parts: Path | None = None, records: str = "jsonl.zst"
                ) -> Iterator[list[tuple[int, str | None]]]:

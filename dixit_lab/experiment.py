@@ -118,8 +118,9 @@ class ExecutorConfig(_Strict):
     ``workers`` defaults to all cores) or ``ray`` (a Ray cluster at ``address``, e.g.
     ``HEAD:6379``; no address starts a local Ray instance with ``workers`` CPUs; needs
     ``pip install -e ".[ray]"`` from the clone). Games go out in chunks of ``chunk_size``
-    (default: 25 games for the reference engine, 1,000 for the batched one); every executor
-    gives the same records."""
+    (default: four chunks per worker, 25 to 250 games for the reference engine and 100 to
+    5,000 for the batched one: ``runner.chunk_size_for``); every executor gives the same
+    records."""
 
     kind: str = "process"
     workers: int | None = Field(default=None, ge=1)

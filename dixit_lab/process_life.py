@@ -24,8 +24,10 @@ def pool_worker_setup() -> None:
     """Run in each worker of the process pool: die with the parent, leave Ctrl-C to the parent
     (which stops the pool) and end quietly when the parent stops it (SIGTERM), rather than with
     a handler inherited through the fork that would print a traceback."""
+    import gc
     import signal
 
+    gc.freeze()  # what the fork gave is never collected: no copy of the parent's pages
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -23,7 +23,7 @@ import logging
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from dixit_lab.tournament import GameSpec, TableSetup, play_chunk
@@ -156,13 +156,13 @@ class RayExecutor:
                 ) -> contextlib.AbstractContextManager[Any]:
         return ray_session(address, workers)
 
-    def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
+    def run(self, setup: TableSetup, chunks: Sequence[list[GameSpec]], workers: int | None,
             address: str | None, parts: Any = None, records: str = "jsonl.zst"
             ) -> Iterator[list[tuple[int, str]]]:
         return run_chunks_ray(setup, chunks, address=address, workers=workers)
 
 
-def run_chunks_ray(setup: TableSetup, chunks: list[list[GameSpec]], *,
+def run_chunks_ray(setup: TableSetup, chunks: Sequence[list[GameSpec]], *,
                    address: str | None = None, workers: int | None = None,
                    max_retries: int = 3,
                    task: Callable[[TableSetup, list[GameSpec]], Any] = play_chunk,

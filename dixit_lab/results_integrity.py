@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -74,7 +74,7 @@ def _meta_tail(spec: GameSpec, names: tuple[str, ...]) -> str:
     return '"meta":' + json.dumps(meta, separators=(",", ":"), ensure_ascii=False) + "}"
 
 
-def check_saved_line(line: str, path: Path, number: int, specs: list[GameSpec],
+def check_saved_line(line: str, path: Path, number: int, specs: Sequence[GameSpec],
                      names: tuple[str, ...], seed: int) -> int:
     """The game index of a saved record line, after checking that it is a whole record of
     this experiment's game of that index: its seed, its deal and its players."""

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -75,19 +75,25 @@ def table_setup(config: ExperimentConfig) -> TableSetup:
 
 def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
                    override: int | None = None, workers: int = 1) -> int:
-    """Games per chunk: as given, else 25 for the reference engine (a chunk is a second or
-    two of work) and, for the batched engine (which wants many games at once), enough for two
-    chunks per worker, between 100 and 5,000 games (a second of play and summary: a
-    million games are 200 chunks, 200 files of the round table)."""
+    """Games per chunk: as given, else enough for four chunks per worker (the last chunks
+    balance the load), bounded so that a chunk is about a second of work: 25 to 250 games
+    for the reference engine (25 when a seat is isolated or a model: seconds a game), 100
+    to 5,000 for the batched engine (a million games are 200 chunks, 200 files of the round
+    table)."""
     given = override or config.executor.chunk_size
     if given:
         return given
-    if not setup.batched():
+    share = -(-config.games // (4 * max(workers, 1)))
+    if setup.batched():
+        return max(100, min(5000, share))
+    from dixit_lab.vlm.driver import has_remote_agents
+
+    if any(isolated for isolated, _ in setup.isolation) or has_remote_agents(setup.specs):
         return 25
-    return max(100, min(5000, -(-config.games // (2 * max(workers, 1)))))
+    return max(25, min(250, share))
 
 
-def game_specs(config: ExperimentConfig) -> list[GameSpec]:
+def game_specs(config: ExperimentConfig) -> Sequence[GameSpec]:
     return schedule_games(config.schedule.kind, len(config.seats()), config.table_size,
                           config.games, config.seed)
 
@@ -143,7 +149,7 @@ def _lines(path: Path, check: _LineCheck | None = None) -> Iterator[tuple[int, s
 _LineCheck = Callable[[str, Path, int], int]
 
 
-def _line_check(config: ExperimentConfig, specs: list[GameSpec]) -> _LineCheck:
+def _line_check(config: ExperimentConfig, specs: Sequence[GameSpec]) -> _LineCheck:
     names = tuple(name for name, _ in config.seats())
     return partial(check_saved_line, specs=specs, names=names, seed=config.seed)
 
@@ -243,7 +249,8 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
 
     specs = game_specs(config)
     done = _done_indices(folder, _line_check(config, specs))
-    missing = [spec for spec in specs if spec.index not in done]
+    missing: Sequence[GameSpec] = specs if not done else [
+        spec for spec in specs if spec.index not in done]
     setup = table_setup(config)
     parts = folder / "parts"
     start = time.perf_counter()

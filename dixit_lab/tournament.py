@@ -7,8 +7,9 @@ records. :func:`play_chunk` plays a list of specs in one process and returns the
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -19,8 +20,15 @@ from dixit_lab.rules import RuleSet
 from dixit_lab.seats import GameFailed, make_seat_agent
 from dixit_lab.seeding import game_seed
 
-__all__ = ["GameFailed", "GameSpec", "TableSetup", "make_seat_agent", "play_chunk",
-           "schedule_games"]
+__all__ = [
+    "GameFailed",
+    "GameSpec",
+    "Schedule",
+    "TableSetup",
+    "make_seat_agent",
+    "play_chunk",
+    "schedule_games",
+]
 
 
 
@@ -85,28 +93,74 @@ class TableSetup:
         return not unsupported
 
 
-def schedule_games(kind: str, pool: int, table_size: int, games: int, seed: int
-                   ) -> list[GameSpec]:
+class Schedule(Sequence[GameSpec]):
+    """The games of a schedule, made when asked for (a million games are a few megabytes of
+    seats, not a million objects): ``len``, indexing and slicing (a list) as for a list."""
+
+    def __init__(self, kind: str, table_size: int, games: int,
+                 seats: np.ndarray | None = None) -> None:
+        self.kind, self.table_size, self.games, self._seats = kind, table_size, games, seats
+
+    def __len__(self) -> int:
+        return self.games
+
+    @overload
+    def __getitem__(self, index: int) -> GameSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[GameSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> GameSpec | list[GameSpec]:
+        if isinstance(index, slice):
+            return [self._spec(i) for i in range(*index.indices(self.games))]
+        if index < 0:
+            index += self.games
+        if not 0 <= index < self.games:
+            raise IndexError(f"game {index} of a schedule of {self.games}")
+        return self._spec(index)
+
+    def __iter__(self) -> Iterator[GameSpec]:
+        return (self._spec(i) for i in range(self.games))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Schedule) and (self.kind, self.table_size, self.games) == (
+                other.kind, other.table_size, other.games):
+            return self._seats is other._seats or (
+                self._seats is not None and other._seats is not None
+                and bool(np.array_equal(self._seats, other._seats)))
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.kind!r}, table of {self.table_size}, {self.games} games)"
+
+    def _spec(self, index: int) -> GameSpec:
+        if self._seats is not None:
+            return GameSpec(index, tuple(int(s) for s in self._seats[index]), index)
+        shift = index % self.table_size
+        seats = tuple((seat + shift) % self.table_size for seat in range(self.table_size))
+        deal = index if self.kind == "rotation" else index // self.table_size
+        return GameSpec(index, seats, deal)
+
+
+def schedule_games(kind: str, pool: int, table_size: int, games: int, seed: int) -> Schedule:
     """The specs of ``games`` games of a ``rotation``, ``duplicate`` or ``sampled`` schedule
     over a pool of ``pool`` seats."""
     if kind in ("rotation", "duplicate"):
         if pool != table_size:
             raise ValueError(f"a {kind} schedule needs the pool ({pool}) to fill the table "
                              f"({table_size})")
-        specs = []
-        for index in range(games):
-            shift = index % table_size
-            seats = tuple((seat + shift) % table_size for seat in range(table_size))
-            deal = index if kind == "rotation" else index // table_size
-            specs.append(GameSpec(index, seats, deal))
-        return specs
+        return Schedule(kind, table_size, games)
     if kind == "sampled":
         if pool < table_size:
             raise ValueError(f"cannot seat {table_size} players from a pool of {pool}")
         rng = np.random.Generator(np.random.PCG64(
             np.random.SeedSequence(seed, spawn_key=(_SCHEDULE_STREAM,))))
-        return [GameSpec(index, tuple(int(s) for s in rng.permutation(pool)[:table_size]), index)
-                for index in range(games)]
+        seats = np.empty((games, table_size), dtype=np.int32)
+        for index in range(games):
+            seats[index] = rng.permutation(pool)[:table_size]
+        return Schedule(kind, table_size, games, seats)
     raise ValueError(f"unknown schedule {kind!r}; allowed: rotation, duplicate, sampled")
 
 

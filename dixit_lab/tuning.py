@@ -22,7 +22,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -183,7 +183,7 @@ def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | No
             f"[{confirmed['ci'][0]:.3f}, {confirmed['ci'][1]:.3f}] (search: {best.mean:.3f})")
 
 
-def _play(config: ExperimentConfig, first: ExperimentConfig, batch: list[Any],
+def _play(config: ExperimentConfig, first: ExperimentConfig, batch: Sequence[Any],
           metric: Callable[[GameRecord, str], float | None], player: str,
           workers: int | None, offset: int) -> dict[int, float]:
     """The metric of each game of ``batch`` under ``config``, by deal position."""
