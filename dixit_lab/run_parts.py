@@ -80,27 +80,33 @@ def _record_parts(parts: Path) -> list[tuple[int, int, Path]]:
     return sorted(found)
 
 
-def _part_stats(path: Path, stem: str, parts: Path) -> GameStats:
-    """A part's sums, recomputed from its records when missing or unreadable."""
+def _part_stats(path: Path, stem: str, parts: Path, trusted: bool) -> GameStats:
+    """A part's sums: read when this run wrote them, else (a part left by an interrupted
+    run, which anything may have touched since) recomputed from its records, which were
+    checked line by line when the run resumed."""
     from dixit_lab.record_files import open_text
     from dixit_lab.records import game_index
 
-    try:
-        data = json.loads((parts / f"stats-{stem}.json").read_text(encoding="utf-8"))
-        if (parts / f"rounds-{stem}.parquet").is_file():
-            return GameStats.from_json(data)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    if trusted:
+        try:
+            data = json.loads((parts / f"stats-{stem}.json").read_text(encoding="utf-8"))
+            if (parts / f"rounds-{stem}.parquet").is_file():
+                return GameStats.from_json(data)
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     with open_text(path) as handle:
         lines = [line.rstrip("\n") for line in handle if line.strip()]
     return summarise_lines(lines, [game_index(line) for line in lines],
                            parts / f"rounds-{stem}.parquet")
 
 
-def merge_parts(folder: Path, expected: int, records: str) -> GameStats | None:
+def merge_parts(folder: Path, expected: int, records: str,
+                trusted: set[int] | frozenset[int] = frozenset()) -> GameStats | None:
     """Turn ``folder/parts`` into the games file (format ``records``) and the round-table
     dataset, and return the games' sums; None when the parts do not tile the games
-    0..expected-1 exactly (the caller then merges line by line and rebuilds the tables)."""
+    0..expected-1 exactly (the caller then merges line by line and rebuilds the tables).
+    ``trusted``: the first games of the parts this run wrote (their sums are read; the
+    others' are recomputed from their records)."""
     parts = folder / "parts"
     found = _record_parts(parts)
     target = folder / records_name(records)
@@ -116,7 +122,7 @@ def merge_parts(folder: Path, expected: int, records: str) -> GameStats | None:
         return None
     total = GameStats()
     for first, last, path in found:
-        stats = _part_stats(path, part_stem(first, last), parts)
+        stats = _part_stats(path, part_stem(first, last), parts, first in trusted)
         if stats.games != last - first + 1:
             return None  # a resumed chunk of scattered games: merge line by line
         total.add(stats)

@@ -255,6 +255,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     parts = folder / "parts"
     start = time.perf_counter()
     played = 0
+    written: set[int] = set()  # the first game of each part this run wrote
     if missing:
         parts.mkdir(exist_ok=True)
         chunks = chunked(missing, chunk_size_for(config, setup, chunk_size, count))
@@ -268,6 +269,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                     if results[0][1] is not None:  # not written by the worker itself
                         save_part(parts, results, records)  # type: ignore[arg-type]
                     done.update(index for index, _ in results)
+                    written.add(results[0][0])
                     played += len(results)
                     bar.update(len(results))
         except KeyboardInterrupt:
@@ -281,7 +283,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     stats = None
     if missing or parts.is_dir():
         with stage("merging the parts", show_progress):
-            stats = merge_parts(folder, len(specs), config.records)
+            stats = merge_parts(folder, len(specs), config.records, written)
             if stats is None:  # parts of scattered games, or a games file already there
                 _merge(folder, len(specs), config.records)
     if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go

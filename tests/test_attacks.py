@@ -525,3 +525,36 @@ def test_results_files_follow_the_umask_and_names_cannot_break_the_report(tmp_pa
         assert pipes == header_pipes, line
         checked += line.startswith("| a\\|b")
     assert checked >= 2  # the players' and the ratings' tables
+
+
+# -- compressed records and a run's parts --------------------------------------------------
+
+def test_a_cut_short_compressed_games_file_is_refused_naming_it(tmp_path, capsys):
+    folder = finished_run(tmp_path)
+    path = folder / "games.jsonl.zst"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 2 // 3])  # a copy that stopped early
+    code, err = cli(capsys, "report", str(folder))
+    assert code == 2 and f"{path}: not a whole Zstandard file" in err
+    assert not (folder / "agents.csv").exists()
+
+
+def test_the_sums_of_an_interrupted_run_are_recomputed_not_trusted(tmp_path):
+    from dixit_lab.run_parts import save_part
+
+    config = parse_config({**BASE, "games": 12})
+    clean = tmp_path / "clean"
+    run_experiment(config, clean, show_progress=False)
+    folder = tmp_path / "tampered"
+    run_experiment(config, folder, show_progress=False, write_outputs=False)
+    lines = games_text(folder).splitlines()
+    games_path(folder).unlink()
+    (folder / "parts").mkdir()
+    for first in (0, 6):  # the parts an interrupted run left
+        save_part(folder / "parts", list(enumerate(lines))[first:first + 6], "jsonl.zst")
+    stats = folder / "parts" / "stats-0000000-0000005.json"
+    data = json.loads(stats.read_text())
+    data["players"]["random"]["counts"]["faults"] = 99.0  # an edit, or a stray file
+    stats.write_text(json.dumps(data))
+    run_experiment(config, folder, show_progress=False)
+    assert (folder / "agents.csv").read_text() == (clean / "agents.csv").read_text()
