@@ -121,10 +121,22 @@ def play_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     games at once, and return their JSON lines: exactly ``play_game(tables[g], rules, deck,
     seeds[g], meta=metas[g]).to_json()``. Every agent must support batching; one agent
     instance may sit in many seats and games (batched policies keep no state)."""
+    if not tables:
+        return []
+    games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds)
+    return games.json_lines(rounds, rules, deck, names, clue_texts, metas)
+
+
+def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+              seeds: Sequence[Any]) -> tuple[_Batch, list[dict[str, np.ndarray]], list[str],
+                                             Sequence[str]]:
+    """Play the games of :func:`play_batch`: their state, their rounds' arrays, the agents'
+    names and the clue texts (for the records: ``_Batch.json_lines``, and
+    :mod:`dixit_lab.batch_columns`)."""
     if len(tables) != len(seeds):
         raise ValueError(f"{len(tables)} tables for {len(seeds)} seeds")
     if not tables:
-        return []
+        raise ValueError("no game to play")
     n = len(tables[0])
     if any(len(table) != n for table in tables):
         raise ValueError("all games of a batch need the same number of players")
@@ -148,8 +160,7 @@ def play_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     policies, clue_texts = _policies(agents, n, rules, deck)
     names = [getattr(a, "spec", None) or a.name for a in agents]
     games = _Batch(shape, rules, seeds, seating)
-    rounds = games.run(policies)
-    return games.json_lines(rounds, rules, deck, names, clue_texts, metas)
+    return games, games.run(policies), names, clue_texts
 
 
 def _keys(seeds: list[Any]) -> np.ndarray:

@@ -80,9 +80,10 @@ def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path,
     :func:`dixit_lab.run_parts.save_part`): only the indices travel back to the parent
     process, not megabytes of records, and the chunk is summarised where it was played."""
     from dixit_lab.run_parts import save_part
+    from dixit_lab.tournament import play_chunk_columns
 
-    results = play_chunk(setup, chunk)
-    save_part(parts, results, records)
+    results, batch = play_chunk_columns(setup, chunk)
+    save_part(parts, results, records, batch)
     return [(index, None) for index, _ in results]
 
 

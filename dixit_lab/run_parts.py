@@ -25,6 +25,7 @@ import numpy as np
 
 from dixit_lab.atomic import atomic_write, atomic_write_bytes, atomic_write_text
 from dixit_lab.game_stats import GameStats, batch_stats
+from dixit_lab.record_batches import GameBatch
 from dixit_lab.record_files import RECORD_NAMES, compressor, find_records, records_name
 
 __all__ = ["ROUNDS_DATASET", "merge_parts", "part_stem", "save_part", "summarise_lines"]
@@ -39,18 +40,19 @@ def part_stem(first: int, last: int) -> str:
     return f"{first:07d}-{last:07d}"
 
 
-def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: Path | None
-                    ) -> GameStats:
+def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: Path | None,
+                    batch: GameBatch | None = None) -> GameStats:
     """The sums of some record lines (games ``indices``, in order) and, with
-    ``rounds_path``, their rows of the round table written there."""
+    ``rounds_path``, their rows of the round table written there; ``batch``: the same games
+    in columns already (the batched engine's), so that the lines need not be parsed."""
     from dixit_lab.find_rates import PredictionCache, predicted_finds
     from dixit_lab.record_batches import batches_of_lines
     from dixit_lab.round_table import write_round_table
 
     cache = _CACHE.setdefault("predictions", PredictionCache())
     stats = GameStats()
-    batches = list(batches_of_lines([line.encode() + b"\n" for line in lines],
-                                    np.asarray(indices, dtype=np.int64)))
+    batches = [batch] if batch is not None else list(batches_of_lines(
+        [line.encode() + b"\n" for line in lines], np.asarray(indices, dtype=np.int64)))
     for batch in batches:
         stats.add(batch_stats(batch, predicted_finds(batch, cache)))  # type: ignore[arg-type]
     if rounds_path is not None:
@@ -58,12 +60,14 @@ def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: P
     return stats
 
 
-def save_part(parts: Path, results: Sequence[tuple[int, str]], records: str) -> None:
-    """Write a finished chunk's three files (the records last)."""
+def save_part(parts: Path, results: Sequence[tuple[int, str]], records: str,
+              batch: GameBatch | None = None) -> None:
+    """Write a finished chunk's three files (the records last); ``batch``: its games in
+    columns, when the engine gave them."""
     indices = [index for index, _ in results]
     lines = [line for _, line in results]
     stem = part_stem(indices[0], indices[-1])
-    stats = summarise_lines(lines, indices, parts / f"rounds-{stem}.parquet")
+    stats = summarise_lines(lines, indices, parts / f"rounds-{stem}.parquet", batch)
     atomic_write_text(parts / f"stats-{stem}.json", json.dumps(stats.to_json()))
     text = "".join(f"{line}\n" for line in lines).encode()
     if records.endswith(".zst"):

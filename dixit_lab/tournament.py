@@ -198,7 +198,9 @@ _POOL = _AgentPool()
 _SHARED: dict[tuple[Any, ...], dict[str, Agent]] = {}
 
 
-def _play_batched(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
+def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = False
+                  ) -> tuple[list[tuple[int, str]], Any]:
+    from dixit_lab.batch_columns import play_batch_columns
     from dixit_lab.batched import play_batch
 
     deck = load_deck(setup.deck)
@@ -210,19 +212,33 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, s
     metas = [{"game": game.index, "deal": game.deal,
               "players": [setup.names[s] for s in game.seats]} for game in chunk]
     seeds = [game_seed(setup.seed, game.deal) for game in chunk]
+    batch = None
     try:
-        lines = play_batch(tables, setup.rules, deck, seeds, metas)
+        if columns:
+            lines, batch = play_batch_columns(tables, setup.rules, deck, seeds, metas,
+                                              [game.index for game in chunk])
+        else:
+            lines = play_batch(tables, setup.rules, deck, seeds, metas)
     except Exception as error:
         raise GameFailed(f"games {chunk[0].index}..{chunk[-1].index} (batched engine): "
                          f"{type(error).__name__}: {error}") from None
-    return [(game.index, line) for game, line in zip(chunk, lines, strict=True)]
+    return [(game.index, line) for game, line in zip(chunk, lines, strict=True)], batch
+
+
+def play_chunk_columns(setup: TableSetup, chunk: list[GameSpec]
+                       ) -> tuple[list[tuple[int, str]], Any]:
+    """:func:`play_chunk`, and with the batched engine the games as a
+    :class:`~dixit_lab.record_batches.GameBatch` too (else None)."""
+    if setup.engine != "reference" and chunk and setup.batched():
+        return _play_batched(setup, chunk, columns=True)
+    return play_chunk(setup, chunk), None
 
 
 def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     """Play the games of ``chunk`` and return (game index, JSON line) pairs, with the batched
     engine when the setup allows it (the records are the same either way)."""
     if setup.engine != "reference" and chunk and setup.batched():
-        return _play_batched(setup, chunk)
+        return _play_batched(setup, chunk)[0]
     from dixit_lab.vlm.driver import has_remote_agents, play_remote_chunk  # model agents:
 
     if chunk and has_remote_agents(setup.specs):  # every game of the chunk in flight at once
