@@ -46,10 +46,18 @@ def categorical_rows(values: np.ndarray, temperature: float, uniform: np.ndarray
     return np.where(above.any(axis=1), index, last_allowed)
 
 
+_FEW = 16
+
+
 def searchsorted_rows(sorted_rows: np.ndarray, rows: np.ndarray, targets: np.ndarray,
                       side: str = "left") -> np.ndarray:
     """``np.searchsorted(sorted_rows[r], t, side)`` for each (row index r, target t) pair,
-    by a vectorised binary search with exact comparisons."""
+    by a vectorised binary search with exact comparisons (a loop of ``np.searchsorted`` for
+    a few pairs, as one game's decision has)."""
+    if rows.size <= _FEW:
+        found = [np.searchsorted(sorted_rows[r], t, side=side)  # type: ignore[call-overload]
+                 for r, t in zip(rows.tolist(), targets.ravel(), strict=True)]
+        return np.array(found, dtype=np.int64).reshape(rows.shape)
     low = np.zeros(rows.shape, dtype=np.int64)
     high = np.full(rows.shape, sorted_rows.shape[1], dtype=np.int64)
     while True:

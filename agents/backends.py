@@ -1,0 +1,259 @@
+"""The two backends the built-in agents' decision kernels run on.
+
+A batchable agent writes each decision once, as a method of its policy (a *kernel*) that
+calls the primitives of a backend ``on``:
+
+* :data:`ONE` decides one game's move from its view, in pure Python (a hand is a tuple of
+  cards, a row of values a list, a set of choices a list of positions, a draw a float):
+  faster than NumPy for the handful of cards of a hand or a table;
+* :data:`MANY` decides the moves of many games at once, one row per game, in NumPy (a hand
+  is an (R, h) array, a set of choices an (R, k) mask, a draw an (R,) array): the batched
+  engine's :class:`~dixit_lab.batched.BatchPolicy`.
+
+Each primitive of :data:`ONE` gives, for one row, exactly what the primitive of the same name
+of :data:`MANY` gives for each row (same float operations, same tie-breaking), and each
+draw takes one number of the seat's stream in both, so one kernel makes the same choices in
+both engines. ``tests/test_backends.py`` checks every primitive of the two against each
+other; ``dixit_lab.testing.check_batch_policy`` checks whole agents.
+
+Tables a kernel reads are built for its backend with :meth:`vector` (Python lists for
+:data:`ONE`, arrays for :data:`MANY`). A two-dimensional table is read with :meth:`lookup`:
+``table[clue]`` is the clue's row, so for :data:`ONE` any mapping from the clue, as the
+view names it, to a list works (an embedding agent's clue rows by text).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dixit_lab_agents.batch_tools import (
+    categorical_rows,
+    first_max,
+    nth_allowed,
+    searchsorted_rows,
+)
+
+__all__ = ["MANY", "ONE", "Backend", "ManyGames", "OneGame", "categorical_small"]
+
+
+def categorical_small(values: Sequence[float], temperature: float, uniform: float) -> int:
+    """Index drawn from softmax(values / temperature) by inverting the CDF at ``uniform``.
+    The sum is accumulated left to right (not with ``sum``, whose rounding changed in Python
+    3.12), as :func:`~dixit_lab_agents.batch_tools.categorical_rows`' cumulative sum does."""
+    top = max(values)
+    cumulative = []
+    total = 0.0
+    for value in values:
+        total += math.exp((value - top) / temperature)
+        cumulative.append(total)
+    threshold = uniform * total
+    for index, bound in enumerate(cumulative):
+        if threshold < bound:
+            return index
+    return len(values) - 1
+
+
+class OneGame:
+    """One game's decision, in pure Python. ``among``: the positions still allowed."""
+
+    name = "one game"
+
+    @staticmethod
+    def vector(values: Any) -> list[Any]:
+        return np.asarray(values).tolist()
+
+    @staticmethod
+    def lookup(table: Any, clue: Any, cards: Sequence[int]) -> list[Any]:
+        row = table[clue]
+        return [row[card] for card in cards]
+
+    @staticmethod
+    def gather(vector: Sequence[Any], cards: Sequence[int]) -> list[Any]:
+        return [vector[card] for card in cards]
+
+    @staticmethod
+    def at(vector: Sequence[Any], index: int) -> Any:
+        return vector[index]
+
+    @staticmethod
+    def pick(hand: Sequence[int], position: int) -> int:
+        return hand[position]
+
+    @staticmethod
+    def pick_all(hand: Sequence[int], positions: Sequence[int]) -> list[int]:
+        return [hand[position] for position in positions]
+
+    @staticmethod
+    def columns(picked: list[int]) -> list[int]:
+        return picked
+
+    @staticmethod
+    def length(hand: Sequence[int]) -> int:
+        return len(hand)
+
+    @staticmethod
+    def everything(hand: Sequence[int]) -> list[int]:
+        return list(range(len(hand)))
+
+    @staticmethod
+    def others(own: Sequence[int], display: Sequence[int]) -> list[int]:
+        """The positions of ``display`` that are not in ``own`` (the view's own positions)."""
+        return [i for i in range(len(display)) if i not in own]
+
+    @staticmethod
+    def without(among: list[int], position: int) -> list[int]:
+        return [i for i in among if i != position]
+
+    @staticmethod
+    def count(among: list[int]) -> int:
+        return len(among)
+
+    @staticmethod
+    def nth(among: list[int], index: int) -> int:
+        return among[index]
+
+    @staticmethod
+    def minus(left: Sequence[Any], right: Sequence[Any]) -> list[Any]:
+        return [a - b for a, b in zip(left, right, strict=True)]
+
+    @staticmethod
+    def minimum(values: int, bound: int) -> int:
+        return min(values, bound)
+
+    @staticmethod
+    def below(uniform: float, n: int) -> int:
+        """Item ``floor(uniform * n)`` of ``n`` (``uniform * n`` can round up to ``n``)."""
+        return min(int(uniform * n), n - 1)
+
+    @staticmethod
+    def first_max(values: Sequence[Any], among: list[int] | None = None) -> int:
+        return max(range(len(values)) if among is None else among, key=values.__getitem__)
+
+    @staticmethod
+    def top(values: Sequence[Any], count: int) -> list[int]:
+        """The ``count`` positions of the highest values (ties: the earlier position)."""
+        if count == 1:
+            return [max(range(len(values)), key=values.__getitem__)]
+        return sorted(range(len(values)), key=lambda i: -values[i])[:count]
+
+    @staticmethod
+    def categorical(values: Sequence[float], temperature: float, uniform: float,
+                    among: list[int] | None = None) -> int:
+        if among is None:
+            return categorical_small(values, temperature, uniform)
+        return among[categorical_small([values[i] for i in among], temperature, uniform)]
+
+    @staticmethod
+    def searchsorted(sorted_rows: np.ndarray, row: int, target: float) -> int:
+        """``np.searchsorted(sorted_rows[row], target, side="right")``."""
+        return int(np.searchsorted(sorted_rows[row], target, side="right"))
+
+    @staticmethod
+    def as_rows(hand: Sequence[int]) -> np.ndarray:
+        """The hand as a one-row array, for a kernel written in NumPy only."""
+        return np.array([hand], dtype=np.int64)
+
+    @staticmethod
+    def from_rows(values: np.ndarray) -> Any:
+        return values[0].tolist()
+
+
+class ManyGames:
+    """Many games' decisions, one row per game, in NumPy. ``among``: an (R, k) mask."""
+
+    name = "many games"
+
+    @staticmethod
+    def vector(values: Any) -> np.ndarray:
+        return np.asarray(values)
+
+    @staticmethod
+    def lookup(table: np.ndarray, clues: np.ndarray, cards: np.ndarray) -> np.ndarray:
+        return table[clues[:, None], cards]
+
+    @staticmethod
+    def gather(vector: np.ndarray, cards: np.ndarray) -> np.ndarray:
+        return vector[cards]
+
+    at = gather
+
+    @staticmethod
+    def pick(hands: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(hands, positions[:, None], axis=1)[:, 0]
+
+    @staticmethod
+    def pick_all(hands: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(hands, positions, axis=1)
+
+    @staticmethod
+    def columns(picked: list[np.ndarray]) -> np.ndarray:
+        return np.stack(picked, axis=1)
+
+    @staticmethod
+    def length(hands: np.ndarray) -> int:
+        return int(hands.shape[1])
+
+    @staticmethod
+    def everything(hands: np.ndarray) -> np.ndarray:
+        return np.ones(hands.shape, dtype=bool)
+
+    @staticmethod
+    def others(own: np.ndarray, display: np.ndarray) -> np.ndarray:
+        return ~own
+
+    @staticmethod
+    def without(among: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        among = among.copy()
+        among[np.arange(among.shape[0]), positions] = False
+        return among
+
+    @staticmethod
+    def count(among: np.ndarray) -> np.ndarray:
+        return among.sum(axis=1)
+
+    nth = staticmethod(nth_allowed)
+
+    @staticmethod
+    def minus(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        return left - right
+
+    minimum = staticmethod(np.minimum)
+
+    @staticmethod
+    def below(uniform: np.ndarray, n: np.ndarray | int) -> np.ndarray:
+        return np.minimum((uniform * n).astype(np.int64), np.asarray(n) - 1)
+
+    first_max = staticmethod(first_max)
+
+    @staticmethod
+    def top(values: np.ndarray, count: int) -> np.ndarray:
+        if count == 1:
+            return first_max(values)[:, None]
+        return np.argsort(-values, axis=1, kind="stable")[:, :count]
+
+    categorical = staticmethod(categorical_rows)
+
+    @staticmethod
+    def searchsorted(sorted_rows: np.ndarray, rows: np.ndarray, targets: np.ndarray
+                     ) -> np.ndarray:
+        return searchsorted_rows(sorted_rows, rows, targets, side="right")
+
+    @staticmethod
+    def as_rows(hands: np.ndarray) -> np.ndarray:
+        return hands
+
+    @staticmethod
+    def from_rows(values: np.ndarray) -> np.ndarray:
+        return values
+
+
+#: one game, from its view
+ONE = OneGame()
+#: many games at once (the batched engine)
+MANY = ManyGames()
+
+Backend = OneGame | ManyGames
