@@ -54,7 +54,18 @@ class Draws:
 
 
 class BatchPolicy(Protocol):
-    """An agent's decisions over many games at once (rows), exactly as the agent decides."""
+    """An agent's decisions over many games at once (rows), exactly as the agent decides.
+
+    ``clue_texts`` is the clue bank the policy perceives (None: it names its clues by
+    ``words``, which must all be in the table's bank); the engine calls ``bind`` with the
+    table's bank before the first decision. The built-in agents' policies are written once
+    for both engines (``dixit_lab_agents.backends``)."""
+
+    clue_texts: tuple[str, ...] | None
+
+    def bind(self, texts: tuple[str, ...]) -> None:
+        """Fix the table's clue bank (the clue rows ``tell`` returns and the others get)."""
+        ...
 
     def tell(self, hands: np.ndarray, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
         """(R, h) hands -> (cards, clue rows of the clue bank), each (R,)."""
