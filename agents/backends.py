@@ -16,10 +16,11 @@ draw takes one number of the seat's stream in both, so one kernel makes the same
 both engines. ``tests/test_backends.py`` checks every primitive of the two against each
 other; ``dixit_lab.testing.check_batch_policy`` checks whole agents.
 
-Tables a kernel reads are built for its backend with :meth:`vector` (Python lists for
-:data:`ONE`, arrays for :data:`MANY`). A two-dimensional table is read with :meth:`lookup`:
-``table[clue]`` is the clue's row, so for :data:`ONE` any mapping from the clue, as the
-view names it, to a list works (an embedding agent's clue rows by text).
+Tables a kernel reads are built for its backend with ``vector`` and ``table`` (Python lists
+for :data:`ONE`, arrays for :data:`MANY`) and passed to it explicitly. A (clues, cards) table
+is read with ``lookup``: ``table[clue]`` is the clue's row, so for :data:`ONE` any mapping
+from the clue, as the view names it, to a list works (an embedding agent's ``clue_rows``,
+by text, which perceives a clue outside the bank too).
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ class OneGame:
         return np.asarray(values).tolist()
 
     @staticmethod
+    def table(matrix: np.ndarray) -> dict[int, list[Any]]:
+        """A (clues, cards) table, read by :meth:`lookup`: each row a list on first use."""
+        return _LazyRows(matrix)
+
+    @staticmethod
     def lookup(table: Any, clue: Any, cards: Sequence[int]) -> list[Any]:
         row = table[clue]
         return [row[card] for card in cards]
@@ -96,8 +102,8 @@ class OneGame:
         return len(hand)
 
     @staticmethod
-    def everything(hand: Sequence[int]) -> list[int]:
-        return list(range(len(hand)))
+    def everything(hand: Sequence[int]) -> Sequence[int]:
+        return range(len(hand))
 
     @staticmethod
     def others(own: Sequence[int], display: Sequence[int]) -> list[int]:
@@ -105,15 +111,15 @@ class OneGame:
         return [i for i in range(len(display)) if i not in own]
 
     @staticmethod
-    def without(among: list[int], position: int) -> list[int]:
+    def without(among: Sequence[int], position: int) -> list[int]:
         return [i for i in among if i != position]
 
     @staticmethod
-    def count(among: list[int]) -> int:
+    def count(among: Sequence[int]) -> int:
         return len(among)
 
     @staticmethod
-    def nth(among: list[int], index: int) -> int:
+    def nth(among: Sequence[int], index: int) -> int:
         return among[index]
 
     @staticmethod
@@ -130,7 +136,7 @@ class OneGame:
         return min(int(uniform * n), n - 1)
 
     @staticmethod
-    def first_max(values: Sequence[Any], among: list[int] | None = None) -> int:
+    def first_max(values: Sequence[Any], among: Sequence[int] | None = None) -> int:
         return max(range(len(values)) if among is None else among, key=values.__getitem__)
 
     @staticmethod
@@ -142,8 +148,8 @@ class OneGame:
 
     @staticmethod
     def categorical(values: Sequence[float], temperature: float, uniform: float,
-                    among: list[int] | None = None) -> int:
-        if among is None:
+                    among: Sequence[int] | None = None) -> int:
+        if among is None or len(among) == len(values):  # every position
             return categorical_small(values, temperature, uniform)
         return among[categorical_small([values[i] for i in among], temperature, uniform)]
 
@@ -162,6 +168,18 @@ class OneGame:
         return values[0].tolist()
 
 
+class _LazyRows(dict[int, list[Any]]):
+    """The rows of a matrix as lists, each made on first use."""
+
+    def __init__(self, matrix: np.ndarray) -> None:
+        super().__init__()
+        self.matrix = matrix
+
+    def __missing__(self, row: int) -> list[Any]:
+        values = self[row] = self.matrix[row].tolist()
+        return values
+
+
 class ManyGames:
     """Many games' decisions, one row per game, in NumPy. ``among``: an (R, k) mask."""
 
@@ -170,6 +188,10 @@ class ManyGames:
     @staticmethod
     def vector(values: Any) -> np.ndarray:
         return np.asarray(values)
+
+    @staticmethod
+    def table(matrix: np.ndarray) -> np.ndarray:
+        return np.asarray(matrix)
 
     @staticmethod
     def lookup(table: np.ndarray, clues: np.ndarray, cards: np.ndarray) -> np.ndarray:

@@ -135,7 +135,7 @@ class EmbeddingAgent(Agent):
                               f"other clue outside the bank (warned once per process)",
                               stacklevel=4)
             vector = np.zeros(len(self.space.deck), dtype=np.float32)
-        return [float(x) for x in vector]
+        return np.asarray(vector).tolist()  # Python floats, as float(x) gives
 
 
 class _ClueRows(dict[str, list[float]]):

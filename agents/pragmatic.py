@@ -69,6 +69,8 @@ class PragmaticAgent(ModelStoryteller):
         loose = self.loose_submitters
         self.log_decoy = self.decoy_discount * np.log(
             (1 - loose) * self.model.decoy_probability + loose * per_player / hand)
+        # the vote's score of every (clue, card): log preference - log P(decoy) ** λ
+        self.vote_scores = self.preference - self.log_decoy[self.rank]
 
     def score_matrix(self) -> np.ndarray:
         points = expected_storyteller_points(self.model.find, self.voters, self.context.rules,
@@ -96,14 +98,9 @@ class PragmaticPolicy(ModelStorytellerPolicy):
 
     def __init__(self, agent: PragmaticAgent, on: Backend = MANY) -> None:
         super().__init__(agent, on)
-        self.preference = agent.preference
-        self.rank = agent.rank
-        self.log_decoy = on.vector(agent.log_decoy)
+        self.vote_scores = on.table(agent.vote_scores)
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
-        """The displayed card (not its own) with the highest exp(s / T) / P(decoy) ** λ, in
-        logs: preference - log_decoy[rank]."""
+        """The displayed card (not its own) with the highest exp(s / T) / P(decoy) ** λ."""
         on = self.on
-        decoy = on.gather(self.log_decoy, on.lookup(self.rank, clues, display))
-        return on.first_max(on.minus(on.lookup(self.preference, clues, display), decoy),
-                            on.others(own, display))
+        return on.first_max(on.lookup(self.vote_scores, clues, display), on.others(own, display))

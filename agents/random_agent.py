@@ -77,7 +77,8 @@ class RandomPolicy:
         for i in range(n_cards):  # without replacement
             position = on.nth(remaining, on.below(draws.next(), on.length(hands) - i))
             chosen.append(on.pick(hands, position))
-            remaining = on.without(remaining, position)
+            if len(chosen) < n_cards:
+                remaining = on.without(remaining, position)
         return on.columns(chosen)
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:

@@ -105,7 +105,8 @@ class SoftmaxPolicy:
         for _ in range(n_cards):  # without replacement
             position = on.categorical(values, self.temperature, draws.next(), remaining)
             chosen.append(on.pick(hands, position))
-            remaining = on.without(remaining, position)
+            if len(chosen) < n_cards:
+                remaining = on.without(remaining, position)
         return on.columns(chosen)
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
