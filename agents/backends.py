@@ -26,7 +26,7 @@ by text, which perceives a clue outside the bank too).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,7 +38,8 @@ from dixit_lab_agents.batch_tools import (
     searchsorted_rows,
 )
 
-__all__ = ["MANY", "ONE", "Backend", "ManyGames", "OneGame", "categorical_small"]
+__all__ = ["MANY", "ONE", "Backend", "ManyGames", "OneGame", "categorical_small",
+           "without_replacement"]
 
 
 def categorical_small(values: Sequence[float], temperature: float, uniform: float) -> int:
@@ -121,10 +122,6 @@ class OneGame:
     @staticmethod
     def nth(among: Sequence[int], index: int) -> int:
         return among[index]
-
-    @staticmethod
-    def minus(left: Sequence[Any], right: Sequence[Any]) -> list[Any]:
-        return [a - b for a, b in zip(left, right, strict=True)]
 
     @staticmethod
     def minimum(values: int, bound: int) -> int:
@@ -239,10 +236,6 @@ class ManyGames:
 
     nth = staticmethod(nth_allowed)
 
-    @staticmethod
-    def minus(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        return left - right
-
     minimum = staticmethod(np.minimum)
 
     @staticmethod
@@ -273,9 +266,25 @@ class ManyGames:
         return values
 
 
+Backend = OneGame | ManyGames
+
+
+def without_replacement(on: Backend, hands: Any, n_cards: int,
+                        choose: Callable[[Any, int], Any]) -> Any:
+    """``n_cards`` cards of ``hands``, each at the position ``choose(remaining, i)`` picks
+    among the positions not chosen yet (the ``i``-th pick), in the order chosen."""
+    remaining: Any = on.everything(hands)
+    chosen: list[Any] = []
+    for i in range(n_cards):
+        position = choose(remaining, i)
+        chosen.append(on.pick(hands, position))
+        if i + 1 < n_cards:
+            remaining = on.without(remaining, position)
+    return on.columns(chosen)
+
+
 #: one game, from its view
 ONE = OneGame()
 #: many games at once (the batched engine)
 MANY = ManyGames()
 
-Backend = OneGame | ManyGames

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
-from dixit_lab_agents.backends import MANY, ONE, Backend
+from dixit_lab_agents.backends import MANY, ONE, Backend, without_replacement
 
 #: every word is in the default clue bank, so embedding agents perceive it without a model
 WORDS: tuple[str, ...] = (
@@ -72,14 +72,8 @@ class RandomPolicy:
 
     def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
         on = self.on
-        remaining = on.everything(hands)
-        chosen = []
-        for i in range(n_cards):  # without replacement
-            position = on.nth(remaining, on.below(draws.next(), on.length(hands) - i))
-            chosen.append(on.pick(hands, position))
-            if len(chosen) < n_cards:
-                remaining = on.without(remaining, position)
-        return on.columns(chosen)
+        return without_replacement(on, hands, n_cards, lambda remaining, i: on.nth(
+            remaining, on.below(draws.next(), on.length(hands) - i)))
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
         on = self.on

@@ -9,7 +9,7 @@ import numpy as np
 
 from dixit_lab.agent import Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab_agents.backends import MANY, ONE, Backend
+from dixit_lab_agents.backends import MANY, ONE, Backend, without_replacement
 from dixit_lab_agents.batch_tools import check_same_bank
 from dixit_lab_agents.embedding_agent import EmbeddingAgent
 
@@ -100,14 +100,8 @@ class SoftmaxPolicy:
     def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
         on = self.on
         values = on.lookup(self.similarity, clues, hands)
-        remaining = on.everything(hands)
-        chosen = []
-        for _ in range(n_cards):  # without replacement
-            position = on.categorical(values, self.temperature, draws.next(), remaining)
-            chosen.append(on.pick(hands, position))
-            if len(chosen) < n_cards:
-                remaining = on.without(remaining, position)
-        return on.columns(chosen)
+        return without_replacement(on, hands, n_cards, lambda remaining, _: on.categorical(
+            values, self.temperature, draws.next(), remaining))
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
         on = self.on

@@ -53,10 +53,11 @@ def test_choices_agree_row_by_row(seed, temperature):
         "without": MANY.categorical(many_values, temperature, u,
                                     MANY.without(MANY.everything(hands), MANY.first_max(
                                         many_values))),
-        "minus": MANY.first_max(MANY.minus(many_values, MANY.gather(
-            MANY.vector(table[0]), hands))),
+        "gather": MANY.first_max(MANY.gather(MANY.vector(table[0]), hands)),
+        "table": MANY.lookup(MANY.table(table), clues, display),
     }
     rows = [ONE.vector(row) for row in table]
+    one_table = ONE.table(table)
     for r in range(len(hands)):
         hand, shown, mine = one_hands[r], one_display[r], one_own[r]
         values = ONE.lookup(rows, int(clues[r]), hand)
@@ -75,7 +76,8 @@ def test_choices_agree_row_by_row(seed, temperature):
             "without": ONE.categorical(values, temperature, float(u[r]),
                                        ONE.without(ONE.everything(hand),
                                                    ONE.first_max(values))),
-            "minus": ONE.first_max(ONE.minus(values, ONE.gather(rows[0], hand))),
+            "gather": ONE.first_max(ONE.gather(rows[0], hand)),
+            "table": ONE.lookup(one_table, int(clues[r]), shown),
         }
         for name, value in one.items():
             assert np.array_equal(value, many[name][r]), (name, seed, r)
