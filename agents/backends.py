@@ -26,6 +26,7 @@ by text, which perceives a clue outside the bank too).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -82,13 +83,9 @@ class OneGame:
     def gather(vector: Sequence[Any], cards: Sequence[int]) -> list[Any]:
         return [vector[card] for card in cards]
 
-    @staticmethod
-    def at(vector: Sequence[Any], index: int) -> Any:
-        return vector[index]
-
-    @staticmethod
-    def pick(hand: Sequence[int], position: int) -> int:
-        return hand[position]
+    # the plainest primitives are builtins: one game's decision is a handful of calls
+    at = staticmethod(operator.getitem)  # vector[index]
+    pick = staticmethod(operator.getitem)  # hand[position]
 
     @staticmethod
     def pick_all(hand: Sequence[int], positions: Sequence[int]) -> list[int]:
@@ -98,9 +95,7 @@ class OneGame:
     def columns(picked: list[int]) -> list[int]:
         return picked
 
-    @staticmethod
-    def length(hand: Sequence[int]) -> int:
-        return len(hand)
+    length = staticmethod(len)
 
     @staticmethod
     def everything(hand: Sequence[int]) -> Sequence[int]:
@@ -115,22 +110,21 @@ class OneGame:
     def without(among: Sequence[int], position: int) -> list[int]:
         return [i for i in among if i != position]
 
-    @staticmethod
-    def count(among: Sequence[int]) -> int:
-        return len(among)
+    count = staticmethod(len)
+    nth = staticmethod(operator.getitem)  # among[index]
 
-    @staticmethod
-    def nth(among: Sequence[int], index: int) -> int:
-        return among[index]
-
-    @staticmethod
-    def minimum(values: int, bound: int) -> int:
-        return min(values, bound)
+    minimum = staticmethod(min)
 
     @staticmethod
     def below(uniform: float, n: int) -> int:
         """Item ``floor(uniform * n)`` of ``n`` (``uniform * n`` can round up to ``n``)."""
         return min(int(uniform * n), n - 1)
+
+    @staticmethod
+    def uniform(among: Sequence[int], uniform: float) -> int:
+        """The position ``floor(uniform * n)`` of the ``n`` of ``among``."""
+        n = len(among)
+        return among[min(int(uniform * n), n - 1)]
 
     @staticmethod
     def first_max(values: Sequence[Any], among: Sequence[int] | None = None) -> int:
@@ -242,6 +236,10 @@ class ManyGames:
     def below(uniform: np.ndarray, n: np.ndarray | int) -> np.ndarray:
         return np.minimum((uniform * n).astype(np.int64), np.asarray(n) - 1)
 
+    @classmethod
+    def uniform(cls, among: np.ndarray, uniform: np.ndarray) -> np.ndarray:
+        return nth_allowed(among, cls.below(uniform, among.sum(axis=1)))
+
     first_max = staticmethod(first_max)
 
     @staticmethod
@@ -270,13 +268,13 @@ Backend = OneGame | ManyGames
 
 
 def without_replacement(on: Backend, hands: Any, n_cards: int,
-                        choose: Callable[[Any, int], Any]) -> Any:
-    """``n_cards`` cards of ``hands``, each at the position ``choose(remaining, i)`` picks
-    among the positions not chosen yet (the ``i``-th pick), in the order chosen."""
+                        choose: Callable[[Any], Any]) -> Any:
+    """``n_cards`` cards of ``hands``, each at the position ``choose(remaining)`` picks among
+    the positions not chosen yet, in the order chosen."""
     remaining: Any = on.everything(hands)
     chosen: list[Any] = []
     for i in range(n_cards):
-        position = choose(remaining, i)
+        position = choose(remaining)
         chosen.append(on.pick(hands, position))
         if i + 1 < n_cards:
             remaining = on.without(remaining, position)

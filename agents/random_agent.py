@@ -67,18 +67,16 @@ class RandomPolicy:
 
     def tell(self, hands: Any, draws: Any) -> tuple[Any, Any]:
         on = self.on
-        cards = on.pick(hands, on.below(draws.next(), on.length(hands)))
+        cards = on.pick(hands, on.uniform(on.everything(hands), draws.next()))
         return cards, on.at(self.word_rows, on.below(draws.next(), len(WORDS)))
 
     def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
         on = self.on
-        return without_replacement(on, hands, n_cards, lambda remaining, i: on.nth(
-            remaining, on.below(draws.next(), on.length(hands) - i)))
+        return without_replacement(on, hands, n_cards,
+                                   lambda remaining: on.uniform(remaining, draws.next()))
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
-        on = self.on
-        allowed = on.others(own, display)
-        return on.nth(allowed, on.below(draws.next(), on.count(allowed)))
+        return self.on.uniform(self.on.others(own, display), draws.next())
 
 
 _ONE = RandomPolicy(ONE)  # keeps no state: one for every seat

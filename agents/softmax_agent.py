@@ -100,7 +100,7 @@ class SoftmaxPolicy:
     def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
         on = self.on
         values = on.lookup(self.similarity, clues, hands)
-        return without_replacement(on, hands, n_cards, lambda remaining, _: on.categorical(
+        return without_replacement(on, hands, n_cards, lambda remaining: on.categorical(
             values, self.temperature, draws.next(), remaining))
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:

@@ -49,6 +49,7 @@ def test_choices_agree_row_by_row(seed, temperature):
         "categorical": MANY.categorical(many_values, temperature, u),
         "categorical_among": MANY.categorical(many_display_values, temperature, u, allowed),
         "nth": MANY.nth(allowed, MANY.below(u, MANY.count(allowed))),
+        "uniform": MANY.uniform(allowed, u),
         "pick": MANY.pick(hands, MANY.below(u, MANY.length(hands))),
         "without": MANY.categorical(many_values, temperature, u,
                                     MANY.without(MANY.everything(hands), MANY.first_max(
@@ -72,6 +73,7 @@ def test_choices_agree_row_by_row(seed, temperature):
             "categorical_among": ONE.categorical(display_values, temperature, float(u[r]),
                                                  among),
             "nth": ONE.nth(among, ONE.below(float(u[r]), ONE.count(among))),
+            "uniform": ONE.uniform(among, float(u[r])),
             "pick": ONE.pick(hand, ONE.below(float(u[r]), ONE.length(hand))),
             "without": ONE.categorical(values, temperature, float(u[r]),
                                        ONE.without(ONE.everything(hand),
