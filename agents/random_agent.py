@@ -67,7 +67,7 @@ class RandomPolicy:
 
     def tell(self, hands: Any, draws: Any) -> tuple[Any, Any]:
         on = self.on
-        cards = on.pick(hands, on.uniform(on.everything(hands), draws.next()))
+        cards = on.pick(hands, on.below(draws.next(), on.length(hands)))
         return cards, on.at(self.word_rows, on.below(draws.next(), len(WORDS)))
 
     def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
