@@ -1,7 +1,7 @@
-"""Vectorised building blocks of the agents' batched policies (see dixit_lab.batched).
+"""Vectorised building blocks of the ``MANY`` backend (:mod:`dixit_lab_agents.backends`).
 
-Each function reproduces, row by row, the scalar computation of the reference agents,
-including their tie-breaking, so that both engines make the same choices.
+Each function gives, row by row, what the pure-Python primitive of the ``ONE`` backend gives
+for one game, including its tie-breaking, so that both engines make the same choices.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def categorical_rows(values: np.ndarray, temperature: float, uniform: np.ndarray
                      allowed: np.ndarray | None = None) -> np.ndarray:
     """Per row, the index drawn from softmax(values / temperature) at ``uniform``: the first
     column whose left-to-right cumulative weight exceeds ``uniform * total`` (as
-    ``agents.embedding_agent.categorical_small``). Columns not ``allowed`` weigh nothing and
+    ``backends.categorical_small``). Columns not ``allowed`` weigh nothing and
     are skipped, as if they were not in the list."""
     values = np.asarray(values, dtype=np.float64)
     if allowed is None:

@@ -33,54 +33,36 @@ def one_rows(hands, display, own):
             [tuple(np.flatnonzero(o).tolist()) for o in own])
 
 
+def decisions(on, table, hands, display, own, clues, u, temperature):
+    """Every primitive's answer, on backend ``on`` (one row for ONE, all rows for MANY)."""
+    values = on.lookup(on.table(table), clues, hands)
+    shown = on.lookup(on.table(table), clues, display)
+    allowed = on.others(own, display)
+    return {
+        "first_max": on.first_max(values),
+        "first_max_among": on.first_max(shown, allowed),
+        "top1": on.pick_all(hands, on.top(values, 1)),
+        "top3": on.pick_all(hands, on.top(values, 3)),
+        "categorical": on.categorical(values, temperature, u),
+        "categorical_among": on.categorical(shown, temperature, u, allowed),
+        "nth": on.nth(allowed, on.below(u, on.count(allowed))),
+        "uniform": on.uniform(allowed, u),
+        "pick": on.pick(hands, on.below(u, on.length(hands))),
+        "without": on.categorical(values, temperature, u, on.without(
+            on.everything(hands), on.first_max(values))),
+        "gather": on.first_max(on.gather(on.vector(table[0]), hands)),
+        "table": shown,
+    }
+
+
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.05, 1.0, 30.0]))
 @settings(max_examples=60, deadline=None)
 def test_choices_agree_row_by_row(seed, temperature):
     table, hands, display, own, clues, u = case(seed)
-    one_hands, one_display, one_own = one_rows(hands, display, own)
-    many_values = MANY.lookup(table, clues, hands)
-    many_display_values = MANY.lookup(table, clues, display).astype(np.float64)
-    allowed = MANY.others(own, display)
-    many = {
-        "first_max": MANY.first_max(many_values),
-        "first_max_among": MANY.first_max(many_display_values, allowed),
-        "top1": MANY.pick_all(hands, MANY.top(many_values, 1)),
-        "top3": MANY.pick_all(hands, MANY.top(many_values, 3)),
-        "categorical": MANY.categorical(many_values, temperature, u),
-        "categorical_among": MANY.categorical(many_display_values, temperature, u, allowed),
-        "nth": MANY.nth(allowed, MANY.below(u, MANY.count(allowed))),
-        "uniform": MANY.uniform(allowed, u),
-        "pick": MANY.pick(hands, MANY.below(u, MANY.length(hands))),
-        "without": MANY.categorical(many_values, temperature, u,
-                                    MANY.without(MANY.everything(hands), MANY.first_max(
-                                        many_values))),
-        "gather": MANY.first_max(MANY.gather(MANY.vector(table[0]), hands)),
-        "table": MANY.lookup(MANY.table(table), clues, display),
-    }
-    rows = [ONE.vector(row) for row in table]
-    one_table = ONE.table(table)
-    for r in range(len(hands)):
-        hand, shown, mine = one_hands[r], one_display[r], one_own[r]
-        values = ONE.lookup(rows, int(clues[r]), hand)
-        display_values = ONE.lookup(rows, int(clues[r]), shown)
-        among = ONE.others(mine, shown)
-        one = {
-            "first_max": ONE.first_max(values),
-            "first_max_among": ONE.first_max(display_values, among),
-            "top1": ONE.pick_all(hand, ONE.top(values, 1)),
-            "top3": ONE.pick_all(hand, ONE.top(values, 3)),
-            "categorical": ONE.categorical(values, temperature, float(u[r])),
-            "categorical_among": ONE.categorical(display_values, temperature, float(u[r]),
-                                                 among),
-            "nth": ONE.nth(among, ONE.below(float(u[r]), ONE.count(among))),
-            "uniform": ONE.uniform(among, float(u[r])),
-            "pick": ONE.pick(hand, ONE.below(float(u[r]), ONE.length(hand))),
-            "without": ONE.categorical(values, temperature, float(u[r]),
-                                       ONE.without(ONE.everything(hand),
-                                                   ONE.first_max(values))),
-            "gather": ONE.first_max(ONE.gather(rows[0], hand)),
-            "table": ONE.lookup(one_table, int(clues[r]), shown),
-        }
+    many = decisions(MANY, table, hands, display, own, clues, u, temperature)
+    for r, (hand, shown, mine) in enumerate(zip(*one_rows(hands, display, own), strict=True)):
+        one = decisions(ONE, table, hand, shown, mine, int(clues[r]), float(u[r]),
+                        temperature)
         for name, value in one.items():
             assert np.array_equal(value, many[name][r]), (name, seed, r)
 
