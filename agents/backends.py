@@ -267,14 +267,17 @@ class ManyGames:
 Backend = OneGame | ManyGames
 
 
-def without_replacement(on: Backend, hands: Any, n_cards: int,
-                        choose: Callable[[Any], Any]) -> Any:
-    """``n_cards`` cards of ``hands``, each at the position ``choose(remaining)`` picks among
-    the positions not chosen yet, in the order chosen."""
+def without_replacement(on: Backend, hands: Any, n_cards: int, draws: Any,
+                        choose: Callable[[Any, Any], Any]) -> Any:
+    """``n_cards`` cards of ``hands``, in the order chosen, each at the position
+    ``choose(remaining, draws.next())`` picks among the positions not chosen yet."""
     remaining: Any = on.everything(hands)
+    if n_cards == 1:  # the usual case: no bookkeeping
+        only: list[Any] = [on.pick(hands, choose(remaining, draws.next()))]
+        return on.columns(only)
     chosen: list[Any] = []
     for i in range(n_cards):
-        position = choose(remaining)
+        position = choose(remaining, draws.next())
         chosen.append(on.pick(hands, position))
         if i + 1 < n_cards:
             remaining = on.without(remaining, position)

@@ -71,9 +71,7 @@ class RandomPolicy:
         return cards, on.at(self.word_rows, on.below(draws.next(), len(WORDS)))
 
     def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
-        on = self.on
-        return without_replacement(on, hands, n_cards,
-                                   lambda remaining: on.uniform(remaining, draws.next()))
+        return without_replacement(self.on, hands, n_cards, draws, self.on.uniform)
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
         return self.on.uniform(self.on.others(own, display), draws.next())

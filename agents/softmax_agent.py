@@ -100,8 +100,8 @@ class SoftmaxPolicy:
     def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
         on = self.on
         values = on.lookup(self.similarity, clues, hands)
-        return without_replacement(on, hands, n_cards, lambda remaining: on.categorical(
-            values, self.temperature, draws.next(), remaining))
+        return without_replacement(on, hands, n_cards, draws, lambda remaining, u: (
+            on.categorical(values, self.temperature, u, remaining)))
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
         on = self.on
