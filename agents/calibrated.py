@@ -77,8 +77,10 @@ class CalibratedAgent(ModelStoryteller):
         return expected_storyteller_points(p, self.voters, self.context.rules,
                                            self.model.find_variance[hand])
 
-    #: the fitted listener depends on the whole hand (the margin feature): no batched policy
+    #: the fitted listener depends on the whole hand (the margin feature): no batched policy,
+    #: and no prediction of many turns from their cards alone
     batch_policy = None
+    predicted_finds = None  # type: ignore[assignment]
 
     def predicted_find(self, hand: list[int], card: int, clue_text: str) -> float:
         clue = self.space.clue_index(clue_text)

@@ -105,6 +105,19 @@ class ModelStoryteller(LiteralAgent):
         ``clue_text`` (call after ``begin_game``, which fixes the table shape)."""
         return float(self.model.find[card, self.space.clue_index(clue_text)])
 
+    def predicted_finds(self, cards: np.ndarray, clue_texts: list[str]) -> np.ndarray:
+        """:meth:`predicted_find` of many turns at once (the hand does not matter to this
+        model): NaN for a clue outside the bank (a fallback clue)."""
+        rows = {}
+        for text in dict.fromkeys(clue_texts):
+            try:
+                rows[text] = self.space.clue_index(text)
+            except KeyError:
+                rows[text] = -1
+        clues = np.array([rows[text] for text in clue_texts], dtype=np.int64)
+        found = self.model.find[cards, np.maximum(clues, 0)].astype(np.float64)
+        return np.where(clues >= 0, found, np.nan)
+
     def policy(self, on: Backend) -> ModelStorytellerPolicy:
         """Its decisions on backend ``on`` (call after ``begin_game``)."""
         return ModelStorytellerPolicy(self, on)

@@ -6,7 +6,8 @@ its peak memory, and the bytes a game costs on disk.
 The table is the one of the Scale issue: 2 ``literal``, 2 ``softmax(temperature=0.1)`` and 1
 ``ambiguity(target=0.4)``, classic rules, the bundled deck, the batched engine. Prints the game
 time (as the command reports it), the whole command's time, their ratio, the peak resident
-memory of the command and its workers, and the size of ``games.jsonl`` per game. Targets
+memory of the command and its workers, the size of the games file and of the round table per
+game, and checks that the folder holds every file the quickstart's does. Targets
 (issue 15): whole command <= 3x the game time, peak < 1.5 GB at 200,000 and 1,000,000 games.
 """
 
@@ -31,6 +32,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200_000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--records", default="jsonl.zst", choices=["jsonl.zst", "jsonl"])
     parser.add_argument("--keep", help="write the results folder here (default: a temporary one)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -39,7 +41,8 @@ def main() -> None:
                   "games": args.games,
                   "players": [{"name": f"p{i}_{spec.split('(')[0]}", "agent": spec}
                               for i, spec in enumerate(TABLE)],
-                  "executor": {"kind": "process", "workers": args.workers}}
+                  "executor": {"kind": "process", "workers": args.workers},
+                  "records": args.records}
         path = Path(tmp) / "scale.yaml"
         path.write_text(yaml.safe_dump(config))
         start = time.perf_counter()
@@ -51,13 +54,22 @@ def main() -> None:
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         match = re.search(r"in ([\d.]+) s of play", done.stdout)
         games_seconds = float(match.group(1)) if match else float("nan")
-        size = (folder / "games.jsonl").stat().st_size
+        games_file = folder / f"games.{args.records}"
+        size = games_file.stat().st_size
+        rounds = sum(p.stat().st_size for p in (folder / "rounds.parquet").glob("*.parquet"))
+        expected = {"config.yaml", games_file.name, "rounds.parquet", "agents.csv",
+                    "ratings.csv", "rating_pairs.csv", "find_calibration.csv", "summary.json",
+                    "report.md", "plots"}
+        missing = sorted(expected - {p.name for p in folder.iterdir()})
         print(f"{args.games:,} games, {args.workers} workers, table {', '.join(TABLE)}")
         print(f"  games (as the command reports them): {games_seconds:8.1f} s")
         print(f"  the whole command:                   {wall:8.1f} s  "
               f"({wall / games_seconds:.1f}x the games; target <= 3x)")
         print(f"  peak resident memory (largest process): {peak_mb:,.0f} MB  (target < 1,500)")
-        print(f"  games.jsonl: {size / 1e6:,.1f} MB, {size / args.games:,.0f} bytes a game")
+        print(f"  {games_file.name}: {size / 1e6:,.1f} MB, {size / args.games:,.0f} bytes a game;"
+              f" rounds.parquet: {rounds / 1e6:,.1f} MB, {rounds / args.games:,.0f} bytes a game")
+        print("  every output file of the quickstart: " + (
+            "yes" if not missing else f"NO, missing {', '.join(missing)}"))
 
 
 if __name__ == "__main__":

@@ -314,12 +314,13 @@ class _Batch:
         if rules.target_score is not None:
             ended = self.scores[live].max(axis=1) >= rules.target_score
             self._end(live[ended], index, "target_score")
-        self.hands[live] = hands
+        if not rules.fixed_hands:  # fixed hands: the next round starts from the dealt hands
+            self.hands[live] = hands
         self.discard = np.concatenate([self.discard, np.zeros((self.discard.shape[0], k),
                                                               dtype=self.discard.dtype)], axis=1)
         self.discard[live, -k:] = display
         going = live[~ended]
-        if going.size:
+        if going.size and not rules.fixed_hands:
             exhausted = self._refill(going, teller[~ended], index)
             if exhausted:
                 self._end(going, index, "deck_exhausted")

@@ -21,6 +21,7 @@ import numpy as np
 
 from dixit_lab.atomic import atomic_write_text
 from dixit_lab.cards import DeckError, load_deck
+from dixit_lab.record_files import games_file
 from dixit_lab.records import GameRecord, read_jsonl
 
 __all__ = ["TIERS", "bench_items", "export_bench", "tier_of"]
@@ -74,11 +75,7 @@ def export_bench(sources: list[str | Path], out: str | Path, *, per_tier: int | 
     Returns the number of items written per tier."""
     items: list[dict[str, Any]] = []
     for position, source in enumerate(sources):
-        path = Path(source)
-        path = path / "games.jsonl" if path.is_dir() else path
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: give results folders or games.jsonl "
-                                    f"files")
+        path = games_file(source)
         prefix = f"{position}:" if len(sources) > 1 else ""
         items.extend(bench_items(read_jsonl(path), prefix))
     if per_tier is not None:

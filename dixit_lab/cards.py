@@ -15,6 +15,7 @@ __all__ = [
     "Card",
     "Deck",
     "DeckError",
+    "absolute_deck_spec",
     "available_decks",
     "data_root",
     "load_deck",
@@ -258,6 +259,23 @@ def load_deck(name: str) -> Deck:
                         f"'numbered-N', 'a+b' to mix decks, or a path to a folder of images")
     _DECK_CACHE[name] = deck
     return deck
+
+
+def absolute_deck_spec(name: str) -> str:
+    """``name`` as :func:`load_deck` reads it, with every folder made absolute, so that it
+    names the same deck from any working directory (a bundled name, ``numbered-N``, or a
+    folder whose absolute path would hold a ``+`` or change the deck's name, stays as
+    written)."""
+    parts = [name] if "+" not in name else [part.strip() for part in name.split("+")]
+    absolute = []
+    for part in parts:
+        bundled = part in available_decks() or (part.startswith("numbered-")
+                                                and part.removeprefix("numbered-").isdigit())
+        path = Path(part).resolve()  # the deck keeps its name, the folder's own (not ".")
+        usable = (not bundled and Path(part).is_dir() and "+" not in str(path)
+                  and path.name == Path(part).name)
+        absolute.append(str(path) if usable else part)
+    return "+".join(absolute)
 
 
 def card_ids(deck: Deck, indices: Sequence[int]) -> list[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dixit_lab.agent import AgentSpecError, agent_parameters, available_agents, get_agent_class
 from dixit_lab.executors import executor_names
+from dixit_lab.record_files import RECORD_FORMATS
 from dixit_lab.sweep_folder import sweep_points
 
 __all__ = ["main"]
@@ -187,8 +188,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from dixit_lab.runner import run_experiment, run_sweep
 
     config = load_config(args.config)
+    if args.records:
+        config = config.model_copy(update={"records": args.records})
     if config.sweep:
         data = read_yaml_file(args.config)
+        if args.records:
+            data["records"] = args.records
         folder = run_sweep(data, args.config, args.out, executor=args.executor,
                            workers=args.workers, show_progress=not args.quiet,
                            address=args.address)
@@ -281,7 +286,6 @@ def cmd_show(args: argparse.Namespace) -> int:
         path = chosen[0].folder
     elif args.point is not None:
         raise CliError(f"{path} is not a sweep folder (no sweep.csv): leave out --point")
-    path = path / "games.jsonl" if path.is_dir() else path
     for index, record in enumerate(read_jsonl(path)):
         if record.meta.get("game", index) == args.game:
             try:
@@ -335,7 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="play seeded games and print a summary table")
     sim.add_argument("--players", type=int, default=5)
-    sim.add_argument("--rules", default="classic", help="preset: classic, refresh, quest")
+    sim.add_argument("--rules", default="classic",
+                     help="preset: classic, refresh, quest, dixitworld")
     sim.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a rule option, e.g. --set lone_finder_points=4")
     sim.add_argument("--agents", default="random",
@@ -380,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
                                        "HEAD:6379 (default: the config's, else a local Ray)")
     run.add_argument("--chunk-size", type=_positive, help="games per chunk sent to a worker")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--records", choices=RECORD_FORMATS,
+                     help="how to keep the games: jsonl.zst (compressed, the default) or "
+                          "jsonl (plain); overrides the config's records")
     models = run.add_mutually_exclusive_group()  # model agents' exchanges (docs/vlm.md)
     models.add_argument("--record-only", dest="exchanges", action="store_const", const="record",
                         help="model agents call their endpoint for every decision, reusing "

@@ -15,7 +15,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from dixit_lab.atomic import atomic_write_text
 from dixit_lab.process_life import pool_worker_setup
 from dixit_lab.records import part_name
 from dixit_lab.registry import Registry
@@ -48,13 +47,15 @@ def chunked(specs: list[GameSpec], size: int) -> list[list[GameSpec]]:
     return [specs[i:i + size] for i in range(0, len(specs), size)]
 
 
-def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path
-                  ) -> list[tuple[int, str | None]]:
-    """Play a chunk and write its part file here (atomically): only the indices travel
-    back to the parent process, not megabytes of records."""
+def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path,
+                  records: str = "jsonl.zst") -> list[tuple[int, str | None]]:
+    """Play a chunk and write its part files here (its records, round-table rows and sums:
+    :func:`dixit_lab.run_parts.save_part`): only the indices travel back to the parent
+    process, not megabytes of records, and the chunk is summarised where it was played."""
+    from dixit_lab.run_parts import save_part
+
     results = play_chunk(setup, chunk)
-    text = "".join(line + "\n" for _, line in results)
-    atomic_write_text(parts / part_name(results[0][0], results[-1][0]), text)
+    save_part(parts, results, records)
     return [(index, None) for index, _ in results]
 
 
@@ -77,10 +78,11 @@ class Executor(Protocol):
         ...
 
     def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
-            address: str | None, parts: Path | None
+            address: str | None, parts: Path | None, records: str = "jsonl.zst"
             ) -> Iterator[list[tuple[int, str | None]]]:
         """Yield each chunk's (game index, JSON line) pairs as the chunks finish; with
-        ``parts``, ``(index, None)`` pairs for chunks whose part file a worker wrote."""
+        ``parts``, ``(index, None)`` pairs for chunks whose part files a worker wrote (in
+        the ``records`` format)."""
         ...
 
 
@@ -109,7 +111,7 @@ class LocalExecutor:
         return contextlib.nullcontext()
 
     def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
-            address: str | None, parts: Path | None
+            address: str | None, parts: Path | None, records: str = "jsonl.zst"
             ) -> Iterator[list[tuple[int, str | None]]]:
         for chunk in chunks:
             yield list(play_chunk(setup, chunk))
@@ -142,17 +144,23 @@ class ProcessExecutor(LocalExecutor):
         return available_workers()
 
     def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
-            address: str | None, parts: Path | None
+            address: str | None, parts: Path | None, records: str = "jsonl.zst"
             ) -> Iterator[list[tuple[int, str | None]]]:
         count = min(workers or available_workers(), len(chunks))
         if count <= 1:
             yield from LocalExecutor().run(setup, chunks, 1, address, None)
             return
         task: Callable[[TableSetup, list[GameSpec]], list[tuple[int, str | None]]] = (
-            partial(play_and_save, parts=parts) if parts is not None else play_chunk)  # type: ignore[assignment]
+            partial(play_and_save, parts=parts, records=records)  # type: ignore[assignment]
+            if parts is not None else play_chunk)
         # Prepare the agents, spaces and models here, once: forked workers inherit them
-        # instead of each building its own (one game, thrown away; chunks replay it).
-        play_chunk(setup, chunks[0][:1])
+        # instead of each building its own (one game, thrown away; chunks replay it), and
+        # the storytellers' predictions that summarising a chunk asks for.
+        warm = play_chunk(setup, chunks[0][:1])
+        if parts is not None:
+            from dixit_lab.run_parts import summarise_lines
+
+            summarise_lines([line for _, line in warm], [index for index, _ in warm], None)
         # workers die with this process (even under SIGKILL) and leave signals to it
         pool_executor = ProcessPoolExecutor(max_workers=count, initializer=pool_worker_setup)
         with pool_executor as pool, _stopped_on_exit(pool):
@@ -173,7 +181,8 @@ class ProcessExecutor(LocalExecutor):
 
 def run_chunks(setup: TableSetup, chunks: list[list[GameSpec]], kind: str = "process",
                workers: int | None = None, address: str | None = None,
-               parts: Path | None = None) -> Iterator[list[tuple[int, str | None]]]:
+               parts: Path | None = None, records: str = "jsonl.zst"
+               ) -> Iterator[list[tuple[int, str | None]]]:
     """Yield each chunk's (game index, JSON line) pairs as soon as the chunk is done, on the
     executor registered as ``kind``. ``address`` is a cluster's (for ``ray``; None: a local
     instance). With ``parts`` (a folder on this machine), executors whose workers write part
@@ -182,4 +191,4 @@ def run_chunks(setup: TableSetup, chunks: list[list[GameSpec]], kind: str = "pro
     if not chunks:
         return
     yield from executor.run(setup, chunks, workers, address,
-                            parts if executor.writes_parts else None)
+                            parts if executor.writes_parts else None, records)

@@ -27,6 +27,7 @@ from pydantic import (
 
 from dixit_lab.agent import AgentSpecError, make_agent
 from dixit_lab.cards import DeckError, load_deck
+from dixit_lab.errors import ConfigError
 from dixit_lab.rules import RuleSet, get_rules
 from dixit_lab.spec import format_spec, parse_spec
 
@@ -41,10 +42,6 @@ __all__ = [
     "load_config",
     "parse_config",
 ]
-
-
-class ConfigError(ValueError):
-    """A config that cannot be run. The message names the file and the field path."""
 
 
 #: bounds on what one config may ask for: beyond them a typo would hang the machine
@@ -174,6 +171,9 @@ class ExperimentConfig(_Strict):
     #: much faster), ``reference`` forces the one-game-at-a-time engine, ``batched`` insists
     engine: Literal["auto", "reference", "batched"] = "auto"
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    #: how the results folder keeps its games: ``games.jsonl.zst`` (Zstandard-compressed JSON
+    #: Lines, about a seventh of the bytes) or the plain ``games.jsonl``
+    records: Literal["jsonl.zst", "jsonl"] = "jsonl.zst"
     out: str | None = None
     sweep: dict[str, list[Any]] | None = None
     tune: TuneConfig | None = None

@@ -20,7 +20,80 @@ from dixit_lab.cards import load_deck
 from dixit_lab.records import GameRecord, player_names
 from dixit_lab.rules import RuleSet
 
-__all__ = ["calibration_bins", "find_rate_table", "turn_predictions"]
+__all__ = ["PredictionCache", "calibration_bins", "find_rate_table", "predicted_finds",
+           "turn_predictions"]
+
+
+class PredictionCache:
+    """The storytellers rebuilt to ask them their predictions, by (spec, deck, players,
+    rules); None for a spec whose agent predicts nothing."""
+
+    def __init__(self) -> None:
+        self.agents: dict[tuple[Any, ...], Any] = {}
+        self.decks: dict[str, Any] = {}
+
+    def agent(self, spec: str, deck: str, n_players: int, rules: RuleSet,
+              names: tuple[str, ...]) -> Any:
+        key = (spec, deck, n_players, rules)
+        if key not in self.agents:
+            agent: Any = make_agent(spec)
+            if callable(getattr(agent, "predicted_find", None)):
+                if deck not in self.decks:
+                    self.decks[deck] = load_deck(deck)
+                agent.begin_game(GameContext(0, n_players, rules, self.decks[deck], names))
+            else:
+                agent = None
+            self.agents[key] = agent
+        return self.agents[key]
+
+
+def predicted_finds(batch: Any, cache: PredictionCache) -> np.ndarray:
+    """(R,) each round's predicted find rate of its storyteller (NaN where its agent has no
+    model, its hand was not recorded, or its clue is outside its bank), for a
+    :class:`~dixit_lab.record_batches.GameBatch`."""
+    import pyarrow.compute as pc
+
+    from dixit_lab.record_batches import rule_sets
+
+    predicted = np.full(batch.rounds, np.nan)
+    if not batch.rounds:
+        return predicted
+    n = batch.n
+    spec_codes = pc.dictionary_encode(batch.agents)
+    specs = spec_codes.dictionary.to_pylist()
+    teller_spec = np.asarray(spec_codes.indices)[batch.round_game * n + batch.storyteller]
+    decks = batch.deck.to_numpy(zero_copy_only=False)
+    rules = rule_sets(batch.rule_options)
+    rule_of_game = np.array([list(rules).index(text) for text in batch.rule_options])
+    hand_sizes = pc.list_value_length(batch.hands).to_numpy(zero_copy_only=False)
+    clues = batch.clue.to_pylist()
+    groups = teller_spec * len(rules) + rule_of_game[batch.round_game]
+    agents = batch.agents.to_pylist()
+    for deck in np.unique(decks):
+        in_deck = decks[batch.round_game] == deck
+        for group in np.unique(groups[in_deck]):
+            spec = specs[group // len(rules)]
+            rule_set = list(rules.values())[group % len(rules)]
+            rows = np.flatnonzero(in_deck & (groups == group) & (hand_sizes > 0))
+            if not len(rows):
+                continue
+            first = int(batch.round_game[rows[0]])
+            names = tuple(agents[first * n:(first + 1) * n])
+            agent = cache.agent(spec, str(deck), n, rule_set, names)
+            if agent is None:
+                continue
+            turn_clues = [clues[i] for i in rows]
+            cards = batch.storyteller_card[rows]
+            many = getattr(agent, "predicted_finds", None)
+            if callable(many):
+                predicted[rows] = many(cards, turn_clues)
+                continue
+            hands = batch.hands.take(rows).to_pylist()
+            for slot, (row, hand) in enumerate(zip(rows, hands, strict=True)):
+                with contextlib.suppress(KeyError):  # a fallback clue outside the bank
+                    predicted[row] = agent.predicted_find(hand, int(cards[slot]),
+                                                          turn_clues[slot])
+    return predicted
 
 
 def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:

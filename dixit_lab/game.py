@@ -193,6 +193,7 @@ class GameSteps:
         self.record: GameRecord | None = None
         self._steps: Generator[Any, Any, GameRecord] | None = None
         self._hands: list[list[int]] = []
+        self._dealt: list[list[int]] = []
 
     # -- the stepping interface -------------------------------------------------------------
 
@@ -275,6 +276,7 @@ class GameSteps:
         hands = self._hands = [order[s * self.hand_size:(s + 1) * self.hand_size]
                                for s in range(n)]
         pile = order[n * self.hand_size:]
+        self._dealt = [list(hand) for hand in hands]  # what fixed_hands restores every round
         pile.reverse()  # draw with pop() from the end: the next card is order[n*h + k]
         discard: list[int] = []
         if rules.first_storyteller == "seat0":
@@ -322,6 +324,10 @@ class GameSteps:
     def _refill(self, hands: list[list[int]], pile: list[int], discard: list[int],
                 storyteller: int) -> bool:
         """Draw back up to hand size, from the storyteller's left. True if the game ends."""
+        if self.rules.fixed_hands:  # the next round is played from the hands as dealt
+            for hand, dealt in zip(hands, self._dealt, strict=True):
+                hand[:] = dealt
+            return False
         n, size, mode = self.n, self.hand_size, self.rules.deck_exhausted
         need = sum(size - len(hand) for hand in hands)
         if len(pile) < need:

@@ -24,8 +24,9 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["PairedDifference", "bounded_mean_interval", "clustered_rate_interval", "holm",
-           "paired_difference", "wilson_from_effective"]
+__all__ = ["ClusterSums", "PairedDifference", "bounded_mean_interval", "cluster_sums",
+           "clustered_rate_interval", "holm", "mean_interval_from_sums", "paired_difference",
+           "rate_interval_from_sums", "wilson_from_effective"]
 
 
 def wilson_from_effective(rate: float, n_effective: float,
@@ -44,20 +45,94 @@ def wilson_from_effective(rate: float, n_effective: float,
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def _design_effect(values: np.ndarray, clusters: np.ndarray, mean: float) -> float:
-    """Cluster-robust variance of the mean of ``values`` over its Bernoulli-like variance
+class ClusterSums(NamedTuple):
+    """What the clustered intervals need of a sample, as sums that add up over disjoint
+    parts of it (so that millions of games are summarised batch by batch): the number of
+    samples, their total, the number of clusters and, over the clusters, the sum of squared
+    cluster totals, of cluster total times cluster size, and of squared sizes."""
+
+    n: float = 0.0
+    total: float = 0.0
+    clusters: float = 0.0
+    squares: float = 0.0
+    cross: float = 0.0
+    sizes: float = 0.0
+
+    def plus(self, other: ClusterSums) -> ClusterSums:
+        """The sums of both samples together."""
+        return ClusterSums(*(a + b for a, b in zip(self, other, strict=True)))
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n if self.n else math.nan
+
+    def robust_variance(self) -> float:
+        """The cluster-robust variance of the mean, ``G/(G-1) * sum_g (S_g - n_g m)^2 / n^2``
+        (NaN with fewer than two clusters)."""
+        g, m = self.clusters, self.mean
+        if g < 2:
+            return math.nan
+        spread = self.squares - 2.0 * m * self.cross + m * m * self.sizes
+        return g / (g - 1) * max(spread, 0.0) / (self.n * self.n)
+
+
+def cluster_sums(values: ArrayLike, clusters: ArrayLike | None = None) -> ClusterSums:
+    """The :class:`ClusterSums` of ``values`` grouped by ``clusters`` (None: each value its
+    own cluster)."""
+    x = np.asarray(values, dtype=np.float64)
+    if clusters is None:
+        return ClusterSums(float(x.size), float(x.sum()), float(x.size), float(x @ x),
+                           float(x.sum()), float(x.size))
+    labels = np.asarray(clusters)
+    if labels.shape != x.shape:
+        raise ValueError(f"{labels.size} cluster labels for {x.size} values")
+    _, group = np.unique(labels, return_inverse=True)
+    totals = np.bincount(group, weights=x)
+    sizes = np.bincount(group).astype(np.float64)
+    return ClusterSums(float(x.size), float(x.sum()), float(len(sizes)),
+                       float(totals @ totals), float(totals @ sizes), float(sizes @ sizes))
+
+
+def _design_effect(sums: ClusterSums) -> float:
+    """Cluster-robust variance of the mean over its Bernoulli-like variance
     ``mean (1 - mean) / n``; 1 when the latter is 0 (a rate of exactly 0 or 1)."""
-    n = values.size
-    _, group = np.unique(clusters, return_inverse=True)
-    g = int(group.max()) + 1
-    if g < 2:
+    robust = sums.robust_variance()
+    if not math.isfinite(robust):
         return math.nan
-    sums = np.bincount(group, weights=values - mean, minlength=g)
-    robust = g / (g - 1) * float(np.sum(sums**2)) / (n * n)
-    binomial = mean * (1.0 - mean) / n
+    mean = sums.mean
+    binomial = mean * (1.0 - mean) / sums.n
     if binomial <= 0.0:
         return 1.0
-    return max(robust / binomial, 1.0 / n)
+    return max(robust / binomial, 1.0 / sums.n)
+
+
+def rate_interval_from_sums(sums: ClusterSums, confidence: float = 0.95
+                            ) -> tuple[float, float, float]:
+    """``(rate, low, high)``: Wilson at the effective sample size ``n / deff`` of the
+    clusters (:func:`clustered_rate_interval` and :func:`bounded_mean_interval` from sums)."""
+    if not sums.n:
+        return (math.nan, math.nan, math.nan)
+    rate = sums.mean
+    deff = _design_effect(sums)
+    if not math.isfinite(deff):
+        return (rate, math.nan, math.nan)
+    return (rate, *wilson_from_effective(rate, sums.n / deff, confidence))
+
+
+def mean_interval_from_sums(sums: ClusterSums, confidence: float = 0.95
+                            ) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the cluster-robust t interval with ``G - 1`` degrees of freedom
+    (:func:`dixit_lab.metrics.mean_interval` from sums)."""
+    from scipy.stats import t
+
+    if not sums.n:
+        return (math.nan, math.nan, math.nan)
+    mean = sums.mean
+    variance = sums.robust_variance()
+    if not math.isfinite(variance):
+        return (mean, math.nan, math.nan)
+    half = float(t.ppf(0.5 + confidence / 2.0, sums.clusters - 1)) * math.sqrt(variance)
+    return (mean, mean - half, mean + half)
 
 
 def clustered_rate_interval(outcomes: ArrayLike, clusters: ArrayLike | None = None,
@@ -67,13 +142,10 @@ def clustered_rate_interval(outcomes: ArrayLike, clusters: ArrayLike | None = No
     x = np.asarray(outcomes, dtype=np.float64)
     if x.size == 0:
         return (math.nan, math.nan, math.nan)
-    rate = float(x.mean())
     if clusters is None:
+        rate = float(x.mean())
         return (rate, *wilson_from_effective(rate, float(x.size), confidence))
-    deff = _design_effect(x, np.asarray(clusters), rate)
-    if not math.isfinite(deff):
-        return (rate, math.nan, math.nan)
-    return (rate, *wilson_from_effective(rate, x.size / deff, confidence))
+    return rate_interval_from_sums(cluster_sums(x, clusters), confidence)
 
 
 def bounded_mean_interval(values: ArrayLike, clusters: ArrayLike | None = None,
@@ -85,12 +157,7 @@ def bounded_mean_interval(values: ArrayLike, clusters: ArrayLike | None = None,
         return (math.nan, math.nan, math.nan)
     if x.min() < 0.0 or x.max() > 1.0:
         raise ValueError("bounded_mean_interval needs values in [0, 1]")
-    labels = np.arange(x.size) if clusters is None else np.asarray(clusters)
-    mean = float(x.mean())
-    deff = _design_effect(x, labels, mean)
-    if not math.isfinite(deff):
-        return (mean, math.nan, math.nan)
-    return (mean, *wilson_from_effective(mean, x.size / deff, confidence))
+    return rate_interval_from_sums(cluster_sums(x, clusters), confidence)
 
 
 class PairedDifference(NamedTuple):

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.cards import data_root
+from dixit_lab.cards import Deck, data_root, load_deck
+from dixit_lab.experiment import ConfigError
 from dixit_lab.listener_model import deck_rank_fraction, listener_model
 from dixit_lab.records import GameRecord, player_names, read_jsonl
 
@@ -181,25 +182,41 @@ def resolve_model_path(name_or_path: str | Path) -> Path:
     return shipped
 
 
-def _records(paths: Iterable[str | Path]) -> Iterable[GameRecord]:
+def _records(paths: Iterable[str | Path]) -> Iterable[tuple[GameRecord, Deck]]:
+    """Each game under ``paths`` with the deck it was played with: the deck its results
+    folder's config.yaml records (by path and content, :func:`~dixit_lab.results_config.
+    folder_deck`); for a games.jsonl without a config.yaml next to it, the deck its records
+    name."""
+    from dixit_lab.results_config import folder_deck
+
     for entry in paths:
         path = Path(entry)
-        files = sorted(path.rglob("games.jsonl")) if path.is_dir() else [path]
+        files = sorted([*path.rglob("games.jsonl"), *path.rglob("games.jsonl.zst")]) \
+            if path.is_dir() else [path]
         if not files:
-            raise FileNotFoundError(f"{path}: no games.jsonl found")
+            raise FileNotFoundError(f"{path}: no games.jsonl(.zst) found")
         for file in files:
-            yield from read_jsonl(file)
+            deck = folder_deck(file.parent) if (file.parent / "config.yaml").is_file() \
+                else None
+            for number, record in enumerate(read_jsonl(file), start=1):
+                game_deck = deck or load_deck(record.deck)
+                if record.deck != game_deck.name:
+                    raise ConfigError(f"{file}, line {number}: game of deck {record.deck!r}, "
+                                      f"but {file.parent / 'config.yaml'} records the deck "
+                                      f"{game_deck.name!r}")
+                yield record, game_deck
 
 
-def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
+def training_rows(games: Iterable[tuple[GameRecord, Deck]], embedder: str, clue_bank: str,
                   temperature: float, listeners: Sequence[str] | None = None,
                   groups: list[tuple[int, int]] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Features (rows, len(FEATURES)), outcomes (rows,), the analytic model's probability
-    (rows,), and the number of rounds skipped (clue outside the bank, no hand recorded).
-    With ``listeners``, only the votes of seats whose player name, agent spec or agent name
-    (``softmax`` for ``softmax(temperature=0.1)``) is one of them count. ``groups``, if
-    given, receives the (game position, round) of every row."""
+    (rows,), and the number of rounds skipped (clue outside the bank, no hand recorded), from
+    ``games``: (record, the deck it was played with). With ``listeners``, only the votes of
+    seats whose player name, agent spec or agent name (``softmax`` for
+    ``softmax(temperature=0.1)``) is one of them count. ``groups``, if given, receives the
+    (game position, round) of every row."""
     wanted = set(listeners) if listeners else None
     from dixit_lab.embeddings import get_space
 
@@ -208,15 +225,15 @@ def training_rows(records: Iterable[GameRecord], embedder: str, clue_bank: str,
     outcomes: list[float] = []
     analytic: list[float] = []
     skipped = 0
-    for game, record in enumerate(records):
+    for game, (record, deck) in enumerate(games):
         n = record.n_players
         options = record.rule_options
         hand_size = options["hand_size_three_players"] if n == 3 else options["hand_size"]
         decoys = options["decoys_three_players"] if n == 3 else 1
-        key = (record.deck, n, (hand_size, decoys))
+        key = (deck.fingerprint, n, (hand_size, decoys))
         table = tables.get(key)
         if table is None:
-            space = get_space(embedder, record.deck, clue_bank)
+            space = get_space(embedder, deck, clue_bank)
             table = tables[key] = FeatureTable(space, temperature, hand_size, decoys, n - 2)
         for index, rnd in enumerate(record.rounds):
             if not rnd.storyteller_hand or rnd.clue not in table.space.clues:

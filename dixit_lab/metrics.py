@@ -25,16 +25,16 @@ An interval that cannot be estimated (no sample, or a mean from a single game) i
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from dixit_lab.intervals import bounded_mean_interval, wilson_from_effective
-from dixit_lab.metric_catalogue import agent_columns
-from dixit_lab.records import GameRecord, games_to_frame, player_names
+from dixit_lab.intervals import wilson_from_effective
+from dixit_lab.record_batches import OUTCOME_NAMES
+from dixit_lab.records import GameRecord, player_names
+from dixit_lab.stats_tables import AGENT_COLUMNS
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -43,6 +43,7 @@ __all__ = [
     "AGENT_COLUMNS",
     "OUTCOMES",
     "agent_table",
+    "games_to_frame",
     "mean_interval",
     "player_names",
     "rounds_frame",
@@ -53,21 +54,7 @@ __all__ = [
 ]
 
 #: Storyteller outcomes in the order used by tables and plots.
-OUTCOMES: tuple[str, ...] = ("all_found", "some_found", "none_found")
-
-#: The columns of :func:`agent_table`, in order: counts, and the catalogue's metrics with
-#: their intervals (:mod:`dixit_lab.metric_catalogue`).
-AGENT_COLUMNS: tuple[str, ...] = (
-    "player", "agent", "seats", "games",
-    *agent_columns(("win_share",)), "win_share_per_seat",
-    *agent_columns(("points_per_game",)),
-    "storyteller_turns",
-    *agent_columns(tuple(f"{outcome}_rate" for outcome in OUTCOMES)),
-    *agent_columns(("storyteller_points_per_turn",)),
-    "listener_turns",
-    *agent_columns(("listener_accuracy", "decoy_votes_per_turn")),
-    "faults",
-)
+OUTCOMES: tuple[str, ...] = OUTCOME_NAMES
 
 
 # -- names ---------------------------------------------------------------------------------
@@ -77,56 +64,37 @@ AGENT_COLUMNS: tuple[str, ...] = (
 
 
 def rounds_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
-    """One row per seat per round: :func:`~dixit_lab.records.games_to_frame` plus
+    """One row per seat per round: the rows of ``rounds.parquet``
+    (:mod:`dixit_lab.round_table`; every column and its type: docs/results.md), for records in
+    memory. ``record_index`` is the position of the game in ``records`` (the clustering key,
+    unique even if ``meta["game"]`` is not)."""
+    from dixit_lab.record_batches import record_batches
+    from dixit_lab.round_table import rounds_dataframe
 
-    ``record_index`` (position of the game in ``records``: the clustering key, unique even if
-    ``meta["game"]`` is not), ``player`` (the name of the seat), ``storyteller_seat``,
-    ``storyteller_card`` and ``voted_card`` (card ids such as ``dreams-042``, as in the deck's
-    ``cards.csv``; <NA> for the storyteller's own vote), ``n_finders`` (voters who found the
-    storyteller's card this round), ``n_voters`` and ``decoy_votes`` (votes received on the
-    seat's own cards as a listener; 0 for the storyteller, whose received votes are finds).
-    Every column and its type: docs/results.md.
+    return rounds_dataframe(record_batches(records))
+
+
+def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
+    """One row per seat per round: the tidy table for pandas, the first columns of
+    :func:`dixit_lab.metrics.rounds_frame` (columns: docs/results.md).
+
+    ``vote`` is the display position voted for (0-based; nullable ``Int64``, <NA> for the
+    storyteller), ``found`` whether that vote found the storyteller's card (nullable
+    ``boolean``, <NA> for the storyteller), ``faults`` how many faults of this seat the
+    engine recorded this round (an illegal or failed decision replaced by a legal one).
     """
-    records = list(records)
-    frame = games_to_frame(records)
-    extra: dict[str, list[Any]] = {key: [] for key in (
-        "record_index", "player", "storyteller_seat", "storyteller_card", "voted_card",
-        "n_finders", "n_voters")}
-    for index, record in enumerate(records):
-        names = player_names(record)
-        ids = _card_namer(record.deck)
-        for rnd in record.rounds:
-            n_finders = len(rnd.finders)
-            for seat in range(record.n_players):
-                vote = rnd.votes[seat]
-                extra["record_index"].append(index)
-                extra["player"].append(names[seat])
-                extra["storyteller_seat"].append(rnd.storyteller)
-                extra["storyteller_card"].append(ids(rnd.storyteller_card))
-                extra["voted_card"].append(None if vote is None else ids(rnd.display[vote]))
-                extra["n_finders"].append(n_finders)
-                extra["n_voters"].append(record.n_players - 1)
-    if frame.empty:
-        columns = [*frame.columns, *extra, "decoy_votes"]
-        return pd.DataFrame(columns=columns)
-    for key, values in extra.items():
-        frame[key] = values
-    for key in ("storyteller_card", "voted_card"):
-        frame[key] = frame[key].astype("string")
-    listener = frame["role"] == "listener"
-    frame["decoy_votes"] = frame["votes_received"].where(listener, 0).astype(int)
-    return frame
+    frame = rounds_frame(records)
+    return frame[list(frame.columns[:frame.columns.get_loc("faults") + 1])]
 
 
-def _card_namer(deck: str) -> Any:
-    """Deck index -> card id (``dreams-042``); ``#41`` when the deck cannot be loaded here."""
-    from dixit_lab.cards import DeckError, load_deck
+def _stats(records: Iterable[GameRecord]) -> Any:
+    from dixit_lab.game_stats import GameStats, batch_stats
+    from dixit_lab.record_batches import record_batches
 
-    try:
-        cards = load_deck(deck).cards
-    except (DeckError, OSError, ValueError):
-        return lambda index: f"#{index}"
-    return lambda index: cards[index].id if 0 <= index < len(cards) else f"#{index}"
+    stats = GameStats()
+    for batch in record_batches(records):
+        stats.add(batch_stats(batch))
+    return stats
 
 
 def seat_games_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
@@ -191,36 +159,15 @@ def mean_interval(
     ``G/(G-1) * sum_g (sum_{i in g} (x_i - mean))^2 / n^2`` over the G clusters, with G-1
     degrees of freedom. Fewer than two clusters give a NaN interval; no values, all NaN.
     """
+    from dixit_lab.intervals import cluster_sums, mean_interval_from_sums
+
     x = np.asarray(values, dtype=float)
-    n = x.size
-    if n == 0:
+    if x.size == 0:
         return (math.nan, math.nan, math.nan)
-    mean = float(x.mean())
-    labels = np.arange(n) if clusters is None else np.asarray(clusters)
-    if labels.shape != x.shape:
-        raise ValueError(f"{labels.size} cluster labels for {n} values")
-    _, group = np.unique(labels, return_inverse=True)
-    n_clusters = int(group.max()) + 1
-    if n_clusters < 2:
-        return (mean, math.nan, math.nan)
-    sums = np.bincount(group, weights=x - mean, minlength=n_clusters)
-    variance = n_clusters / (n_clusters - 1) * float(np.sum(sums**2)) / (n * n)
-    half = t_quantile(0.5 + confidence / 2.0, n_clusters - 1) * math.sqrt(variance)
-    return (mean, mean - half, mean + half)
+    return mean_interval_from_sums(cluster_sums(x, clusters), confidence)
 
 
 # -- the agent table -----------------------------------------------------------------------
-
-
-def _rate(outcomes: np.ndarray, clusters: np.ndarray,
-          confidence: float) -> tuple[float, float, float]:
-    from dixit_lab.intervals import clustered_rate_interval
-
-    return clustered_rate_interval(outcomes, clusters, confidence)
-
-
-def _with_ci(row: dict[str, Any], name: str, triple: tuple[float, float, float]) -> None:
-    row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = triple
 
 
 def agent_table(records: Iterable[GameRecord], confidence: float = 0.95) -> pd.DataFrame:
@@ -242,71 +189,17 @@ def agent_table(records: Iterable[GameRecord], confidence: float = 0.95) -> pd.D
       (Wilson clustered by round); ``decoy_votes_per_turn``: votes drawn by its own cards per
       listener turn (clustered by game); ``faults``: illegal actions the engine replaced.
     """
-    records = list(records)
-    seats = seat_games_frame(records)
-    rounds = rounds_frame(records)
-    rows: list[dict[str, Any]] = []
-    for player in pd.unique(seats["player"]):
-        mine = seats[seats["player"] == player]
-        turns = rounds[rounds["player"] == player]
-        told = turns[turns["role"] == "storyteller"]
-        listened = turns[turns["role"] == "listener"]
-        per_game_share = mine.groupby("record_index")["win_share"].sum()
-        specs = list(dict.fromkeys(mine["agent"]))
-        row: dict[str, Any] = {
-            "player": player,
-            "agent": " | ".join(specs),
-            "seats": len(mine),
-            "games": int(mine["record_index"].nunique()),
-        }
-        _with_ci(row, "win_share", bounded_mean_interval(
-            np.clip(per_game_share.to_numpy(), 0.0, 1.0), confidence=confidence))
-        row["win_share_per_seat"] = float(mine["win_share"].sum()) / len(mine)
-        _with_ci(row, "points_per_game", mean_interval(
-            mine["final_score"].to_numpy(), mine["record_index"].to_numpy(), confidence))
-        row["storyteller_turns"] = len(told)
-        games_told = told["record_index"].to_numpy()
-        for outcome in OUTCOMES:
-            _with_ci(row, f"{outcome}_rate", _rate(
-                (told["outcome"] == outcome).to_numpy(float), games_told, confidence))
-        _with_ci(row, "storyteller_points_per_turn", mean_interval(
-            told["points"].to_numpy(), told["record_index"].to_numpy(), confidence))
-        row["listener_turns"] = len(listened)
-        round_ids = (listened["record_index"].to_numpy(np.int64) * 10_000
-                     + listened["round"].to_numpy(np.int64))
-        _with_ci(row, "listener_accuracy", _rate(
-            listened["found"].fillna(False).astype(bool).to_numpy(float), round_ids, confidence))
-        _with_ci(row, "decoy_votes_per_turn", mean_interval(
-            listened["decoy_votes"].to_numpy(), listened["record_index"].to_numpy(),
-            confidence))
-        row["faults"] = int(turns["faults"].sum()) if len(turns) else 0
-        rows.append(row)
-    return pd.DataFrame(rows, columns=list(AGENT_COLUMNS))
+    from dixit_lab.stats_tables import agent_frame
+
+    return agent_frame(_stats(records), confidence)
 
 
 def summary_stats(records: Iterable[GameRecord]) -> dict[str, Any]:
     """A JSON-serialisable summary: games, rounds (mean, min, max), end reasons, faults, and
     per player name its win share (as in :func:`agent_table`) and games."""
-    records = list(records)
-    lengths = [len(record.rounds) for record in records]
-    shares: dict[str, float] = {}
-    games: dict[str, int] = {}
-    for record in records:
-        names = player_names(record)
-        share = 1.0 / len(record.winners) if record.winners else 0.0
-        for name in dict.fromkeys(names):
-            games[name] = games.get(name, 0) + 1
-            shares.setdefault(name, 0.0)
-        for seat in record.winners:
-            shares[names[seat]] += share
-    return {
-        "games": len(records),
-        "rounds_mean": float(np.mean(lengths)) if lengths else None,
-        "rounds_min": min(lengths) if lengths else None,
-        "rounds_max": max(lengths) if lengths else None,
-        "end_reasons": dict(Counter(record.end_reason for record in records)),
-        "faults": sum(len(rnd.faults) for record in records for rnd in record.rounds),
-        "players": {name: {"games": games[name], "win_share": shares[name] / games[name]}
-                    for name in games},
-        "win_share": {name: shares[name] / games[name] for name in games},
-    }
+    from dixit_lab.stats_tables import summary_dict
+
+    summary = summary_dict(_stats(records))
+    for key in ("table_sizes", "rule_presets", "decks"):
+        summary.pop(key)
+    return summary

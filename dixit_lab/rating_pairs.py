@@ -12,14 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from dixit_lab.ratings import strength_replicates
+from dixit_lab.ratings import strength_replicates_data
 
-__all__ = ["PAIR_COLUMNS", "rating_pairs"]
+if TYPE_CHECKING:
+    from dixit_lab.rating_data import RatingData
+
+__all__ = ["PAIR_COLUMNS", "rating_pairs", "rating_pairs_data"]
 
 PAIR_COLUMNS = ("player_a", "player_b", "difference", "ci_low", "ci_high",
                 "a_above_b", "a_above_b_ci_low", "a_above_b_ci_high", "a_stronger_share")
@@ -30,7 +34,26 @@ def rating_pairs(games: Iterable[tuple[Sequence[str], Sequence[float]]], *,
                  ) -> pd.DataFrame:
     """One row per pair of names, the stronger first (by fitted strength), columns
     :data:`PAIR_COLUMNS`. ``bootstrap`` 0 gives NaN intervals."""
-    names, strength, boot = strength_replicates(games, bootstrap=max(bootstrap, 1), seed=seed)
+    from dixit_lab.rating_data import rating_data
+    from dixit_lab.rating_games import check_games
+
+    return rating_pairs_data(rating_data(check_games(games)), bootstrap=bootstrap, seed=seed,
+                             confidence=confidence)
+
+
+def rating_pairs_data(data: RatingData, *, bootstrap: int = 200, seed: int = 0,
+                      confidence: float = 0.95,
+                      replicates: tuple[np.ndarray, np.ndarray] | None = None
+                      ) -> pd.DataFrame:
+    """:func:`rating_pairs` of :class:`~dixit_lab.rating_data.RatingData` (``replicates``:
+    the ``(strength, replicates)`` of :func:`~dixit_lab.ratings.strength_replicates_data`
+    with the same arguments, when already computed)."""
+    if replicates is None:
+        _, strength, boot = strength_replicates_data(data, bootstrap=max(bootstrap, 1),
+                                                     seed=seed)
+    else:
+        strength, boot = replicates
+    names = data.names
     alpha = 1.0 - confidence
     order = sorted(range(len(names)), key=lambda i: (-strength[i], names[i]))
     rows = []

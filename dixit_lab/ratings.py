@@ -32,16 +32,19 @@ from an explicit ``seed`` argument, so the same input and seed give an identical
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 from scipy.special import expit, log_expit
 
-from dixit_lab.openskill_rating import OPENSKILL_MODELS, openskill_ratings  # noqa: F401 (re-exported)
-from dixit_lab.rating_games import Game, check_games, games_from_records, games_played
+from dixit_lab.openskill_rating import (  # noqa: F401 (re-exported)
+    OPENSKILL_MODELS,
+    openskill_data,
+    openskill_ratings,
+)
+from dixit_lab.rating_data import RatingData, rating_data
+from dixit_lab.rating_games import Game, check_games, games_from_records
 
 if TYPE_CHECKING:
     pass
@@ -59,62 +62,6 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # Batch Bradley–Terry (pairwise Plackett–Luce) fit
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Comparisons:
-    """All games reduced to sparse per-game pairwise win counts.
-
-    ``wins`` has one row per game and one column per ordered pair of names ``(i, j)`` (column
-    ``i * n_names + j``): how often, in that game, a seat of ``i`` finished above a seat of
-    ``j`` (a tie counts one half for each). ``present`` marks which names sat in which game.
-    """
-
-    names: tuple[str, ...]
-    wins: sparse.csr_matrix
-    present: sparse.csr_matrix
-
-
-def _comparisons(games: Sequence[Game]) -> _Comparisons:
-    """Build the per-game win-count matrix, vectorised over games with the same seat count."""
-    names = tuple(sorted({name for players, _ in games for name in players}))
-    index = {name: i for i, name in enumerate(names)}
-    n_names = len(names)
-    by_size: dict[int, list[int]] = {}
-    for g, (players, _) in enumerate(games):
-        by_size.setdefault(len(players), []).append(g)
-
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    for size, game_ids in by_size.items():
-        ids = np.asarray(game_ids)
-        seat_names = np.array([[index[name] for name in games[g][0]] for g in game_ids])
-        seat_scores = np.array([games[g][1] for g in game_ids], dtype=float)
-        for a in range(size):
-            for b in range(a + 1, size):
-                name_a, name_b = seat_names[:, a], seat_names[:, b]
-                differ = name_a != name_b  # a name compared with itself says nothing
-                diff = np.sign(seat_scores[:, a] - seat_scores[:, b])[differ]
-                a_share = 0.5 * (1.0 + diff)  # 1 if a won, 0 if b won, 0.5 for a tie
-                g, na, nb = ids[differ], name_a[differ], name_b[differ]
-                rows += [g, g]
-                cols += [na * n_names + nb, nb * n_names + na]
-                vals += [a_share, 1.0 - a_share]
-
-    shape = (len(games), n_names * n_names)
-    if rows:
-        wins = sparse.coo_matrix(
-            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=shape
-        ).tocsr()
-    else:
-        wins = sparse.csr_matrix(shape)
-    pres_rows = [g for g, (players, _) in enumerate(games) for _ in set(players)]
-    pres_cols = [index[name] for players, _ in games for name in set(players)]
-    present = sparse.coo_matrix(
-        (np.ones(len(pres_rows)), (pres_rows, pres_cols)), shape=(len(games), n_names)
-    ).tocsr()
-    return _Comparisons(names=names, wins=wins, present=present)
 
 
 def _objective(strengths: np.ndarray, wins: np.ndarray, penalty: float) -> np.ndarray:
@@ -243,8 +190,26 @@ def plackett_luce(
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if not prior_sd > 0.0:
         raise ValueError(f"prior_sd must be positive, got {prior_sd}")
-    checked = check_games(games)
-    data = _comparisons(checked)
+    return plackett_luce_data(rating_data(check_games(games)), bootstrap=bootstrap, seed=seed,
+                              confidence=confidence, prior_sd=prior_sd)
+
+
+def _fit_all(data: RatingData, penalty: float) -> np.ndarray:
+    n_names = len(data.names)
+    total = np.asarray(data.wins.T @ data.counts()).reshape(1, n_names, n_names)
+    strength = _fit_batch(total, penalty, np.zeros(n_names))[0]
+    return strength - strength.mean()  # already ~0 at the optimum; removes rounding drift
+
+
+def plackett_luce_data(data: RatingData, *, bootstrap: int = 200, seed: int = 0,
+                       confidence: float = 0.95, prior_sd: float = 3.0,
+                       replicates: tuple[np.ndarray, np.ndarray] | None = None
+                       ) -> pd.DataFrame:
+    """:func:`plackett_luce` of games already reduced to :class:`RatingData`; ``replicates``
+    are the ``(strength, bootstrap replicates)`` of :func:`strength_replicates_data` with
+    the same arguments, when already computed (they are not computed again)."""
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
     n_names = len(data.names)
     if n_names < 2:
         raise ValueError(
@@ -254,19 +219,17 @@ def plackett_luce(
     if data.wins.nnz == 0:
         raise ValueError("no game has seats of two different names: nothing to compare")
     penalty = 1.0 / prior_sd**2
-
-    total_wins = np.asarray(data.wins.sum(axis=0)).reshape(1, n_names, n_names)
-    strength = _fit_batch(total_wins, penalty, np.zeros(n_names))[0]
-    strength -= strength.mean()  # already ~0 at the optimum; removes rounding drift
+    strength = _fit_all(data, penalty) if replicates is None else replicates[0]
 
     ci_low = np.full(n_names, np.nan)
     ci_high = np.full(n_names, np.nan)
     if bootstrap > 0:
-        boot = _bootstrap(data, len(checked), strength, penalty, bootstrap, seed)
+        boot = _bootstrap(data, strength, penalty, bootstrap, seed) if replicates is None \
+            else replicates[1]
         alpha = 1.0 - confidence
         ci_low, ci_high = np.nanquantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
 
-    played = games_played(checked)
+    played = data.games_played()
     frame = pd.DataFrame(
         {
             "player": list(data.names),
@@ -279,18 +242,21 @@ def plackett_luce(
     return frame.sort_values(["strength", "player"], ascending=[False, True], ignore_index=True)
 
 
-def _bootstrap(data: _Comparisons, n_games: int, strength: np.ndarray, penalty: float,
-               bootstrap: int, seed: int) -> np.ndarray:
+def _bootstrap(data: RatingData, strength: np.ndarray, penalty: float, bootstrap: int,
+               seed: int) -> np.ndarray:
     """(bootstrap, names) strengths refitted on games resampled with replacement from
-    ``np.random.default_rng(seed)``; NaN for a name missing from a resample."""
+    ``np.random.default_rng(seed)`` (replicate ``b`` takes the ``b``-th ``n_games`` draws);
+    NaN for a name missing from a resample. One replicate's draws at a time: memory stays
+    that of one resample however many replicates."""
     n_names = len(data.names)
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_games, size=(bootstrap, n_games))
-    offsets = (np.arange(bootstrap)[:, None] * n_games + draws).ravel()
-    counts = np.bincount(offsets, minlength=bootstrap * n_games).reshape(bootstrap, n_games)
-    boot_wins = (data.wins.T @ counts.T).T.reshape(bootstrap, n_names, n_names)
-    boot = _fit_batch(np.ascontiguousarray(boot_wins), penalty, strength)
-    seen = (data.present.T @ counts.T).T > 0
+    boot_wins = np.empty((bootstrap, n_names * n_names))
+    seen = np.empty((bootstrap, n_names), dtype=bool)
+    for b in range(bootstrap):
+        counts = data.counts(rng.integers(0, data.games, size=data.games))
+        boot_wins[b] = data.wins.T @ counts
+        seen[b] = (data.present.T @ counts) > 0
+    boot = _fit_batch(boot_wins.reshape(bootstrap, n_names, n_names), penalty, strength)
     return np.where(seen, boot, np.nan)
 
 
@@ -300,15 +266,19 @@ def strength_replicates(games: Iterable[tuple[Sequence[str], Sequence[float]]], 
     """The names, their fitted strengths (as :func:`plackett_luce`) and the (bootstrap,
     names) bootstrap replicates of the same resamples (same ``seed``) that give
     :func:`plackett_luce` its intervals: for intervals on functions of several strengths."""
-    data = _comparisons(check_games(games))
+    return strength_replicates_data(rating_data(check_games(games)), bootstrap=bootstrap,
+                                    seed=seed, prior_sd=prior_sd)
+
+
+def strength_replicates_data(data: RatingData, *, bootstrap: int = 200, seed: int = 0,
+                             prior_sd: float = 3.0
+                             ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """:func:`strength_replicates` of :class:`RatingData`."""
     if len(data.names) < 2 or data.wins.nnz == 0:
         raise ValueError("need games with seats of two different names to compare")
     penalty = 1.0 / prior_sd**2
-    total = np.asarray(data.wins.sum(axis=0)).reshape(1, len(data.names), len(data.names))
-    strength = _fit_batch(total, penalty, np.zeros(len(data.names)))[0]
-    strength -= strength.mean()
-    n_games = data.wins.shape[0]
-    return data.names, strength, _bootstrap(data, n_games, strength, penalty, bootstrap, seed)
+    strength = _fit_all(data, penalty)
+    return data.names, strength, _bootstrap(data, strength, penalty, bootstrap, seed)
 
 
 def win_probability(strengths: pd.DataFrame | Mapping[str, float], a: str, b: str) -> float:
@@ -362,8 +332,19 @@ def ratings_table(
         descending (ties broken by name).
     """
     checked = check_games(games)
-    skill = openskill_ratings(checked, model=model)
-    batch = plackett_luce(checked, bootstrap=bootstrap, seed=seed, confidence=confidence)
+    return ratings_table_data(rating_data(checked), bootstrap=bootstrap, seed=seed,
+                              confidence=confidence, model=model)
+
+
+def ratings_table_data(data: RatingData, *, bootstrap: int = 200, seed: int = 0,
+                       confidence: float = 0.95, model: str = "PlackettLuce",
+                       replicates: tuple[np.ndarray, np.ndarray] | None = None
+                       ) -> pd.DataFrame:
+    """:func:`ratings_table` of :class:`RatingData` (``replicates``: see
+    :func:`plackett_luce_data`)."""
+    skill = openskill_data(data, model=model)
+    batch = plackett_luce_data(data, bootstrap=bootstrap, seed=seed, confidence=confidence,
+                               replicates=replicates)
     table = batch.drop(columns="games").merge(skill, on="player", how="outer", validate="1:1")
     table = table[["player", "games", "mu", "sigma", "ordinal", "strength", "ci_low", "ci_high"]]
     return table.sort_values(["strength", "player"], ascending=[False, True], ignore_index=True)

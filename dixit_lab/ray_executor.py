@@ -21,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import sys
+import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TextIO
 
 from dixit_lab.tournament import GameSpec, TableSetup, play_chunk
 
@@ -65,17 +67,58 @@ def ray_session(address: str | None = None, workers: int | None = None) -> Itera
             from dixit_lab.executors import available_workers
 
             # "local": a new instance even if `ray start` left a cluster on this machine
-            ray.init(address="local", num_cpus=workers or available_workers(),
-                     include_dashboard=False, **quiet)
+            with contextlib.redirect_stdout(sys.stderr):
+                ray.init(address="local", num_cpus=workers or available_workers(),
+                         include_dashboard=False, **quiet)
         else:
             _check_reachable(address)
-            ray.init(address=address, **quiet)
+            with contextlib.redirect_stdout(sys.stderr):
+                ray.init(address=address, **quiet)
         started = True
     try:
-        yield ray
+        with _ray_threads_print_to_stderr():
+            yield ray
     finally:
         if started:
-            ray.shutdown()
+            with contextlib.redirect_stdout(sys.stderr):  # its last, deduplicated messages
+                ray.shutdown()
+
+
+class _StdoutOfTheMainThread:
+    """A ``sys.stdout`` that passes on what this program writes and sends what Ray's own
+    threads (named ``ray_...``: its raylet messages, ``(raylet) A worker died ...``, and the
+    workers' forwarded output) write to stderr."""
+
+    def __init__(self, stdout: TextIO) -> None:
+        self.stdout = stdout
+
+    def write(self, text: str) -> int:
+        if threading.current_thread().name.startswith("ray_"):
+            return sys.stderr.write(text)
+        return self.stdout.write(text)
+
+    def flush(self) -> None:
+        self.stdout.flush()
+        sys.stderr.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stdout, name)
+
+
+@contextlib.contextmanager
+def _ray_threads_print_to_stderr() -> Iterator[None]:
+    """Stdout is the command's output: for the ``with`` block, Ray's messages go to stderr.
+    Ray prints them with ``print(..., file=sys.stdout)`` from its driver threads, so the
+    threads are told apart by name (Ray's ``ray_listen_error_messages`` and
+    ``ray_print_logs``)."""
+    original = sys.stdout
+    router = _StdoutOfTheMainThread(original)
+    sys.stdout = router
+    try:
+        yield
+    finally:
+        if sys.stdout is router:  # unless someone replaced it since
+            sys.stdout = original
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -114,7 +157,8 @@ class RayExecutor:
         return ray_session(address, workers)
 
     def run(self, setup: TableSetup, chunks: list[list[GameSpec]], workers: int | None,
-            address: str | None, parts: Any = None) -> Iterator[list[tuple[int, str]]]:
+            address: str | None, parts: Any = None, records: str = "jsonl.zst"
+            ) -> Iterator[list[tuple[int, str]]]:
         return run_chunks_ray(setup, chunks, address=address, workers=workers)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from dixit_lab.rules import round_outcome
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 __all__ = [
     "END_REASONS",
@@ -28,7 +27,6 @@ __all__ = [
     "GameRecord",
     "RoundRecord",
     "game_index",
-    "games_to_frame",
     "part_name",
     "player_names",
     "read_jsonl",
@@ -238,9 +236,12 @@ def write_jsonl(records: Iterable[GameRecord], target: str | Path | IO[str]) -> 
 
 
 def read_jsonl(source: str | Path) -> Iterator[GameRecord]:
-    """Read records written by :func:`write_jsonl`; a bad line raises naming file and line."""
-    path = Path(source)
-    with path.open(encoding="utf-8") as handle:
+    """Read records written by :func:`write_jsonl` (a ``.jsonl`` or ``.jsonl.zst`` file, or
+    a results folder holding one); a bad line raises naming file and line."""
+    from dixit_lab.record_files import games_file, open_text
+
+    path = games_file(source)
+    with open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -248,47 +249,3 @@ def read_jsonl(source: str | Path) -> Iterator[GameRecord]:
                 yield GameRecord.from_json(line)
             except (json.JSONDecodeError, KeyError, TypeError) as error:
                 raise ValueError(f"{path}, line {number}: not a game record ({error})") from None
-
-
-def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
-    """One row per seat per round: the tidy table for pandas (columns: docs/results.md).
-
-    ``vote`` is the display position voted for (0-based; nullable ``Int64``, <NA> for the
-    storyteller), ``found`` whether that vote found the storyteller's card (nullable
-    ``boolean``, <NA> for the storyteller), ``faults`` how many faults of this seat the
-    engine recorded this round (an illegal or failed decision replaced by a legal one).
-    """
-    import pandas as pd
-
-    rows: list[dict[str, Any]] = []
-    for game_number, record in enumerate(records):
-        game_id = record.meta.get("game", game_number)
-        for round_index, rnd in enumerate(record.rounds):
-            target = rnd.display.index(rnd.storyteller_card)
-            outcome = rnd.outcome
-            faults = Counter(fault.seat for fault in rnd.faults)
-            for seat, agent in enumerate(record.agents):
-                vote = rnd.votes[seat]
-                own = [i for i, owner in enumerate(rnd.card_owner) if owner == seat]
-                rows.append({
-                    "game": game_id,
-                    "round": round_index,
-                    "seat": seat,
-                    "agent": agent,
-                    "n_players": record.n_players,
-                    "rules": record.rules,
-                    "role": "storyteller" if seat == rnd.storyteller else "listener",
-                    "clue": rnd.clue,
-                    "outcome": outcome,
-                    "vote": vote,
-                    "found": None if vote is None else vote == target,
-                    "votes_received": sum(1 for v in rnd.votes if v is not None and v in own),
-                    "points": rnd.points[seat],
-                    "score": rnd.scores[seat],
-                    "faults": faults[seat],
-                })
-    frame = pd.DataFrame(rows)
-    if not frame.empty:
-        frame["vote"] = frame["vote"].astype("Int64")
-        frame["found"] = frame["found"].astype("boolean")
-    return frame

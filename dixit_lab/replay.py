@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from dixit_lab.executors import chunked, run_chunks
-from dixit_lab.experiment import ConfigError, parse_config
+from dixit_lab.experiment import ConfigError
 from dixit_lab.progress import progress
+from dixit_lab.record_batches import file_batches
+from dixit_lab.record_files import find_records, open_text
+from dixit_lab.results_config import played_config
 from dixit_lab.vlm.store import exchange_session
 
 __all__ = ["Difference", "first_difference", "replay_folder"]
@@ -54,25 +56,25 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
     """Replay every game of ``folder``; returns (games compared, first difference or None).
     ``address``: the Ray cluster of the ``ray`` executor (None: a local Ray instance)."""
     folder = Path(folder)
-    config_path, games_path = folder / "config.yaml", folder / "games.jsonl"
-    for path in (config_path, games_path):
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: is {folder} a results folder?")
-    header = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-    data = dict(header.get("experiment") or {})
-    if not data:
-        raise ConfigError(f"{config_path}: no 'experiment' section")
-    for entry in data.get("players", []):
-        entry.pop("spec", None)
-    data.get("rules", {}).pop("resolved", None)
-    config = parse_config(data, str(config_path))
+    games_path = find_records(folder) or folder / "games.jsonl"
+    played = played_config(folder)  # config.yaml as run: resolved rules, specs, the deck
+    if not games_path.is_file():
+        raise FileNotFoundError(f"{games_path} is missing: is {folder} a results folder?")
+    config = played.config
     from dixit_lab.runner import chunk_size_for, game_specs, table_setup
 
-    recorded = games_path.read_text(encoding="utf-8").splitlines()
+    for _ in file_batches(games_path, check=True):  # a missing, repeated or truncated game:
+        pass                                        # file and line, in bounded memory
+    with open_text(games_path) as handle:
+        recorded = [line for line in handle.read().splitlines() if line.strip()]
     specs = game_specs(config)
     if len(recorded) != len(specs):
-        return len(recorded), Difference(-1, None, "number of games", len(recorded), len(specs))
-    setup = table_setup(config)
+        n, expected = len(recorded), len(specs)
+        missing = f"game {n} is" if n + 1 == expected else f"games {n}-{expected - 1} are"
+        raise ConfigError(f"{games_path}: {n} games, but the experiment has {expected}"
+                          + (f": {missing} missing (an unfinished run? dixit-lab run "
+                             f"resumes it)" if n < expected else "; the file was edited"))
+    setup = dataclasses.replace(table_setup(config), rules=played.rules, specs=played.specs)
     compared = 0
     from dixit_lab.web.decisions import recorded_decisions  # people's seats (dixit-lab play)
 

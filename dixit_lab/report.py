@@ -5,11 +5,9 @@ previous one intact. Sweeps have their own report (:mod:`dixit_lab.sweep_report`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dixit_lab.atomic import atomic_write_text
@@ -25,9 +23,7 @@ from dixit_lab.markdown import (
     separated,
     with_ci,
 )
-from dixit_lab.metrics import agent_table
 from dixit_lab.plots import plot_outcomes, plot_points, plot_ratings, pyplot, save_figure
-from dixit_lab.records import GameRecord, read_jsonl
 from dixit_lab.report_notes import pairs_section, reading_notes
 
 __all__ = ["write_report"]
@@ -36,21 +32,22 @@ __all__ = ["write_report"]
 # -- the report of one results folder --------------------------------------------------------
 
 
-def _run_lines(records: Sequence[GameRecord], agents: pd.DataFrame, summary: dict[str, Any],
-               config: dict[str, Any]) -> list[str]:
+def _run_lines(agents: pd.DataFrame, summary: dict[str, Any], config: dict[str, Any]
+               ) -> list[str]:
     experiment = experiment_of(config)
     rules = experiment.get("rules")
+    presets = summary.get("rule_presets") or []
     if isinstance(rules, dict):
-        preset = rules.get("preset", records[0].rules if records else "?")
+        preset = rules.get("preset", presets[0] if presets else "?")
         options = rules.get("options") or {}
         rules_text = preset + (" with " + ", ".join(f"{k}={v}" for k, v in options.items())
                                if options else "")
     elif rules:
         rules_text = str(rules)
     else:
-        rules_text = ", ".join(sorted({r.rules for r in records})) or "?"
-    deck = experiment.get("deck") or ", ".join(sorted({r.deck for r in records})) or "?"
-    sizes = sorted({r.n_players for r in records})
+        rules_text = ", ".join(presets) or "?"
+    deck = experiment.get("deck") or ", ".join(summary.get("decks") or []) or "?"
+    sizes = summary.get("table_sizes") or []
     lines = [
         f"- **Rules:** {rules_text}",
         f"- **Deck:** {deck}" + (f"; clues: {experiment['clues']}"
@@ -58,7 +55,7 @@ def _run_lines(records: Sequence[GameRecord], agents: pd.DataFrame, summary: dic
         f"- **Players** ({'/'.join(map(str, sizes)) or '?'} per table): "
         + "; ".join(f"{row.player} = `{row.agent}` ({row.seats} seat-games)"
                     for row in agents.itertuples()),
-        f"- **Games:** {len(records)}"
+        f"- **Games:** {summary.get('games', '?')}"
         + (f", {summary['rounds_mean']:.1f} rounds on average"
            if is_number(summary.get("rounds_mean")) else ""),
     ]
@@ -185,20 +182,16 @@ def _reading(agents: pd.DataFrame, ratings: pd.DataFrame | None, games: int) -> 
 def write_report(results_dir: Path) -> Path:
     """Write ``report.md`` and ``plots/*.png`` for a results folder; returns the report path.
 
-    Reads ``games.jsonl``, ``agents.csv`` (computed from the games and written if absent),
-    ``ratings.csv``, ``summary.json`` and ``config.yaml`` when present.
+    Reads ``agents.csv``, ``summary.json`` (both computed from the games by
+    ``dixit_lab.results_tables.write_tables``, which calls this), ``ratings.csv`` and
+    ``config.yaml`` when present.
     """
     folder = Path(results_dir)
-    games_path = folder / "games.jsonl"
-    if not games_path.is_file():
-        raise FileNotFoundError(f"{folder} has no games.jsonl: is it a results folder?")
-    records = list(read_jsonl(games_path))
     agents_path = folder / "agents.csv"
-    if agents_path.is_file():
-        agents = pd.read_csv(agents_path)
-    else:
-        agents = agent_table(records)
-        atomic_write_text(agents_path, agents.to_csv(index=False))
+    if not agents_path.is_file() or not (folder / "summary.json").is_file():
+        raise FileNotFoundError(f"{folder} has no agents.csv or summary.json: `dixit-lab "
+                                f"report {folder}` computes the tables and the report")
+    agents = pd.read_csv(agents_path)
     ratings_path = folder / "ratings.csv"
     ratings = pd.read_csv(ratings_path) if ratings_path.is_file() else None
     if ratings is not None and ("strength" not in ratings or ratings.empty):
@@ -208,10 +201,6 @@ def write_report(results_dir: Path) -> Path:
     if ratings is not None:
         ratings = ratings.assign(player=ratings["player"].astype(str).map(html_text))
     summary = read_json(folder / "summary.json")
-    if "rounds_mean" not in summary and records:
-        summary["rounds_mean"] = float(np.mean([len(r.rounds) for r in records]))
-        summary.setdefault("end_reasons", pd.Series([r.end_reason for r in records])
-                           .value_counts().to_dict())
     config = read_yaml(folder / "config.yaml")
     name = experiment_of(config).get("name") or summary.get("name") or folder.name
 
@@ -230,9 +219,10 @@ def write_report(results_dir: Path) -> Path:
     parts = [f"# {name}", ""]
     if description:
         parts += [str(description).strip(), ""]
-    parts += ["## What was run", "", *_run_lines(records, agents, summary, config), ""]
+    parts += ["## What was run", "", *_run_lines(agents, summary, config), ""]
     if len(agents):
-        parts += ["## Reading", "", " ".join(_reading(agents, ratings, len(records))), ""]
+        games = int(summary.get("games") or 0)
+        parts += ["## Reading", "", " ".join(_reading(agents, ratings, games)), ""]
         parts += ["## Players", "",
                   "Values are means or rates with 95% intervals in brackets: Wilson intervals "
                   "for rates and the win share, at the effective sample size of their clusters "

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from dixit_lab.experiment import ConfigError
+from dixit_lab.errors import ConfigError
 from dixit_lab.records import GameRecord, game_index
-from dixit_lab.tournament import GameSpec
+
+if TYPE_CHECKING:
+    from dixit_lab.tournament import GameSpec
 
 __all__ = ["FolderLock", "check_saved_line", "read_checked_records"]
 
@@ -111,32 +115,48 @@ def _inconsistency(record: GameRecord) -> str | None:
     return None
 
 
+def check_record_line(line: str, where: str, expected: int,
+                      first_line: Callable[[int], int]) -> GameRecord:
+    """The record of one line of a games file that should hold game ``expected`` next, after
+    checking that it is a whole, self-consistent record of that game; ``first_line(index)``
+    is the line of an earlier game (for the message about a game repeated). ``where`` names
+    the file and line."""
+    try:
+        record = GameRecord.from_json(line.rstrip("\n"))
+    except json.JSONDecodeError as error:  # its own "line 1 column N" would mislead
+        raise ConfigError(f"{where}: not a whole game record (not valid JSON from "
+                          f"character {error.pos + 1}: truncated or edited)") from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise ConfigError(f"{where}: not a whole game record ({error})") from None
+    index = record.meta.get("game", expected)
+    if not isinstance(index, int):
+        raise ConfigError(f"{where}: meta.game is {index!r}, not a game index")
+    if 0 <= index < expected:
+        raise ConfigError(f"{where}: game {index} again (first on line "
+                          f"{first_line(index)}); the file was edited or merged twice")
+    if index != expected:
+        raise ConfigError(f"{where}: game {index} where game {expected} was "
+                          f"expected; game(s) are missing or out of order")
+    problem = _inconsistency(record)
+    if problem:
+        raise ConfigError(f"{where}: game {index}: {problem}; the record was edited")
+    return record
+
+
 def read_checked_records(path: Path) -> list[GameRecord]:
-    """Every record of a games.jsonl, refusing a file whose game indices are not 0..N-1 once
-    each in order, or with a line that is not a whole, self-consistent record."""
+    """Every record of a games file (plain or ``.zst``), refusing a file whose game indices
+    are not 0..N-1 once each in order, or with a line that is not a whole, self-consistent
+    record. For files too big for a list of records: :func:`dixit_lab.record_batches.
+    file_batches` checks the same, batch by batch."""
+    from dixit_lab.record_files import open_text
+
     records: list[GameRecord] = []
-    seen: dict[int, int] = {}
-    with path.open(encoding="utf-8") as handle:
+    lines: list[int] = []
+    with open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            where = f"{path}, line {number}"
-            try:
-                record = GameRecord.from_json(line)
-            except (ValueError, KeyError, TypeError) as error:
-                raise ConfigError(f"{where}: not a whole game record ({error})") from None
-            index = record.meta.get("game", len(records))
-            if not isinstance(index, int):
-                raise ConfigError(f"{where}: meta.game is {index!r}, not a game index")
-            if index in seen:
-                raise ConfigError(f"{where}: game {index} again (first on line "
-                                  f"{seen[index]}); the file was edited or merged twice")
-            if index != len(records):
-                raise ConfigError(f"{where}: game {index} where game {len(records)} was "
-                                  f"expected; game(s) are missing or out of order")
-            problem = _inconsistency(record)
-            if problem:
-                raise ConfigError(f"{where}: game {index}: {problem}; the record was edited")
-            seen[index] = number
-            records.append(record)
+            records.append(check_record_line(line, f"{path}, line {number}", len(records),
+                                             lines.__getitem__))
+            lines.append(number)
     return records

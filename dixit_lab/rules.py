@@ -69,6 +69,11 @@ class RuleSet:
     deck_exhausted: DeckExhausted = "end_when_last_drawn"
     max_rounds: int = 500
     first_storyteller: FirstStoryteller = "seat0"
+    # -- options added later: left out of ``options()`` (so of the records) at their default --
+    #: points of each listener when every listener found the card (None: all_or_none_points)
+    all_found_points: int | None = None
+    #: every round is played from the hands as dealt: the played cards go back, nobody draws
+    fixed_hands: bool = False
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -96,8 +101,14 @@ class RuleSet:
             )
 
     def options(self) -> dict[str, Any]:
-        """All fields as a plain dict (for records and configs)."""
-        return dataclasses.asdict(self)
+        """All fields as a plain dict (for records and configs); an option added after the
+        first records were written is left out while it has its default, so that the records
+        of the rule sets that do not use it stay what they were."""
+        options = dataclasses.asdict(self)
+        for field, default in _LATER_OPTIONS.items():
+            if options[field] == default:
+                del options[field]
+        return options
 
 
 def _problems(rules: RuleSet) -> list[str]:
@@ -112,7 +123,9 @@ def _problems(rules: RuleSet) -> list[str]:
         value = getattr(rules, field)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             problems.append(f"{field} must be a non-negative integer, got {value!r}")
-    for field in ("lone_finder_points", "vote_bonus_cap", "target_score"):
+    if not isinstance(rules.fixed_hands, bool):
+        problems.append(f"fixed_hands must be true or false, got {rules.fixed_hands!r}")
+    for field in ("lone_finder_points", "vote_bonus_cap", "target_score", "all_found_points"):
         value = getattr(rules, field)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)
                                   or value < (1 if field == "target_score" else 0)):
@@ -145,13 +158,24 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 6 cartes"; 003: "six cartes").
     "quest": dict(max_players=6, vote_bonus_cap=3, target_score=30, hand_size_three_players=6,
                   deck_exhausted="end_when_cannot_refill"),
+    # DixitWorld's arena (arXiv 2510.10117; github.com/HKUST-KnowComp/DixitWorld, commit
+    # a849288, see docs/vlm.md): 4 players (src/config.py NUM_PLAYERS, experiments/
+    # parallel_model_comparison.py create_agents), 4-card hands dealt once and kept every round
+    # (config.py CARDS_PER_PLAYER; the rounds play copies of the dealt hands, nothing is drawn),
+    # 12 rounds from seat 0 and no target (parallel_model_comparison.py rounds_per_phase,
+    # storyteller_index); its _calculate_scores: finders 3 also when all find, +1 at most for
+    # the votes on one's card.
+    "dixitworld": dict(min_players=4, max_players=4, hand_size=4, fixed_hands=True,
+                       max_rounds=12, all_found_points=3, vote_bonus_cap=1),
 }
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(RuleSet))
+_LATER_OPTIONS: dict[str, Any] = {"all_found_points": None, "fixed_hands": False}
 
 
 def get_rules(name: str = "classic", **overrides: Any) -> RuleSet:
-    """Return the preset ``name`` (``classic``, ``refresh``, ``quest``) with ``overrides``.
+    """Return the preset ``name`` (``classic``, ``refresh``, ``quest``, ``dixitworld``) with
+    ``overrides``.
 
     >>> get_rules("classic", lone_finder_points=4).lone_finder_points
     4
@@ -265,15 +289,19 @@ def search_points(rules: RuleSet, n_players: int
     """Points for the search, by the number of finders ``f`` (0 .. n_players - 1):
     ``(storyteller[f], finder[f], missed[f])``, where a *finder* voted for the storyteller's card
     and a listener who *missed* did not. All or none found it: the storyteller 0 and every
-    listener ``all_or_none_points``; some: the storyteller and each finder ``finder_points``
-    (``storyteller_points``), or ``lone_finder_points`` each when a single listener found it."""
+    listener ``all_or_none_points`` (``all_found_points`` when all found it, if set); some: the
+    storyteller and each finder ``finder_points`` (``storyteller_points``), or
+    ``lone_finder_points`` each when a single listener found it."""
     voters = n_players - 1
     storyteller, finder, missed = [], [], []
     for finders in range(n_players):
         if finders in (0, voters):
+            listener = rules.all_or_none_points
+            if finders == voters and rules.all_found_points is not None:
+                listener = rules.all_found_points
             storyteller.append(0)
-            finder.append(rules.all_or_none_points)
-            missed.append(rules.all_or_none_points)
+            finder.append(listener)
+            missed.append(listener)
         elif finders == 1 and rules.lone_finder_points is not None:
             storyteller.append(rules.lone_finder_points)
             finder.append(rules.lone_finder_points)

@@ -10,6 +10,7 @@ written.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -24,15 +25,18 @@ import yaml
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.executors import chunked, get_executor, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
-from dixit_lab.progress import progress
-from dixit_lab.records import game_index, part_name
+from dixit_lab.progress import progress, stage
+from dixit_lab.record_files import RECORD_NAMES, compressor, open_text, records_name
+from dixit_lab.records import game_index
+from dixit_lab.results_config import DECK_PLAYED, deck_played
 from dixit_lab.results_integrity import FolderLock, check_saved_line
+from dixit_lab.run_parts import merge_parts, other_records, save_part
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
 from dixit_lab.vlm.store import exchange_session
 
 __all__ = ["RunResult", "prepare_folder", "run_experiment", "run_sweep", "table_setup"]
 
-_IGNORED_FOR_RESUME = ("executor", "out", "description", "engine")
+_IGNORED_FOR_RESUME = ("executor", "out", "description", "engine", "records")
 
 
 @dataclass(frozen=True)
@@ -73,13 +77,14 @@ def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
                    override: int | None = None, workers: int = 1) -> int:
     """Games per chunk: as given, else 25 for the reference engine (a chunk is a second or
     two of work) and, for the batched engine (which wants many games at once), enough for two
-    chunks per worker, between 100 and 2,000 games."""
+    chunks per worker, between 100 and 5,000 games (a second of play and summary: a
+    million games are 200 chunks, 200 files of the round table)."""
     given = override or config.executor.chunk_size
     if given:
         return given
     if not setup.batched():
         return 25
-    return max(100, min(2000, -(-config.games // (2 * max(workers, 1)))))
+    return max(100, min(5000, -(-config.games // (2 * max(workers, 1)))))
 
 
 def game_specs(config: ExperimentConfig) -> list[GameSpec]:
@@ -111,14 +116,16 @@ def _check_same_experiment(folder: Path, resolved: dict[str, Any]) -> None:
 
 
 def _sources(folder: Path) -> list[Path]:
-    return [p for p in [folder / "games.jsonl", *sorted((folder / "parts").glob("*.jsonl"))]
-            if p.is_file()]
+    """The saved games: a games file of either format and the parts' records."""
+    parts = folder / "parts"
+    saved = [*sorted(parts.glob("*.jsonl")), *sorted(parts.glob("*.jsonl.zst"))]
+    return [p for p in [*(folder / name for name in RECORD_NAMES), *saved] if p.is_file()]
 
 
 def _lines(path: Path, check: _LineCheck | None = None) -> Iterator[tuple[int, str]]:
     """(game index, line) of a results file, read line by line; with ``check``, each line is
     checked to be a whole record of this experiment's game of that index."""
-    with path.open(encoding="utf-8") as handle:
+    with open_text(path) as handle:
         for number, line in enumerate(handle, 1):
             line = line.rstrip("\n")
             if not line.strip():
@@ -147,25 +154,35 @@ def _done_indices(folder: Path, check: _LineCheck) -> set[int]:
     return {index for path in _sources(folder) for index, _ in _lines(path, check)}
 
 
-def _merge(folder: Path, expected: int) -> None:
-    """Stream every saved game, in index order and once each, into games.jsonl (memory stays
-    flat however many games there are)."""
+def _merge(folder: Path, expected: int, records: str) -> None:
+    """Stream every saved game, in index order and once each, into the games file of format
+    ``records`` (memory stays flat however many games there are); the slow path of
+    :func:`~dixit_lab.run_parts.merge_parts`, for parts that do not tile the games."""
     import heapq
 
     sources = _sources(folder)
     merged = heapq.merge(*(_lines(path) for path in sources), key=lambda item: item[0])
+    target = folder / records_name(records)
 
     def write(temporary: Path) -> None:
         last = -1
-        with temporary.open("w", encoding="utf-8") as out:
+        with temporary.open("wb") as raw:
+            out: Any = raw
+            if records.endswith(".zst"):
+                import zstandard
+
+                out = compressor().stream_writer(raw, closefd=False)  # type: ignore[attr-defined]
             for index, line in merged:
                 if index == last or not 0 <= index < expected:
                     continue  # the same game saved twice (games.jsonl and a part)
-                out.write(line)
-                out.write("\n")
+                out.write(line.encode("utf-8") + b"\n")
                 last = index
+            if out is not raw:
+                out.flush(zstandard.FLUSH_FRAME)
 
-    atomic_write(folder / "games.jsonl", write)
+    atomic_write(target, write)
+    for path in other_records(folder, records):
+        path.unlink()
 
 
 def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
@@ -180,7 +197,8 @@ def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
     resolved = config.resolved()
     _check_same_experiment(folder, resolved)
     header = {"experiment": resolved, "dixit_lab_version": __version__,
-              "git_commit": git_commit(), "python": sys.version.split()[0]}
+              "git_commit": git_commit(), "python": sys.version.split()[0],
+              DECK_PLAYED: deck_played(config.deck)}  # the deck by path and content
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
 
@@ -233,16 +251,15 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     if missing:
         parts.mkdir(exist_ok=True)
         chunks = chunked(missing, chunk_size_for(config, setup, chunk_size, count))
+        records = config.records
         bar = progress(total=len(specs), desc=config.name, unit="game",
                        initial=len(specs) - len(missing), disable_all=not show_progress)
         try:
             with bar, exchange_session(folder / "exchanges", exchanges):  # type: ignore[arg-type]
                 for results in run_chunks(setup, chunks, kind, count or None, address,
-                                          parts=parts):
+                                          parts=parts, records=records):
                     if results[0][1] is not None:  # not written by the worker itself
-                        text = "".join(f"{line}\n" for _, line in results)
-                        atomic_write_text(parts / part_name(results[0][0], results[-1][0]),
-                                          text)
+                        save_part(parts, results, records)  # type: ignore[arg-type]
                     done.update(index for index, _ in results)
                     played += len(results)
                     bar.update(len(results))
@@ -254,17 +271,19 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     if len(done) != len(specs):
         raise RuntimeError(f"{folder}: {len(specs) - len(done)} games are missing after the "
                            f"run; run the same command again")
+    stats = None
     if missing or parts.is_dir():
-        _merge(folder, len(specs))
+        with stage("merging the parts", show_progress):
+            stats = merge_parts(folder, len(specs), config.records)
+            if stats is None:  # parts of scattered games, or a games file already there
+                _merge(folder, len(specs), config.records)
     if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go
-        for path in parts.iterdir():
-            path.unlink()
-        parts.rmdir()
+        shutil.rmtree(parts)
     result = RunResult(folder, len(specs), played, wall, count)
     if write_outputs:
         from dixit_lab.results_tables import write_tables
 
-        write_tables(folder, result)
+        write_tables(folder, result, stats=stats, show_progress=show_progress)
     return result
 
 

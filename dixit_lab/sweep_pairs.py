@@ -18,6 +18,7 @@ import pandas as pd
 
 from dixit_lab.intervals import paired_difference
 from dixit_lab.metric_catalogue import per_game_metrics
+from dixit_lab.record_files import find_records
 from dixit_lab.records import read_jsonl
 
 __all__ = ["PAIRED_METRICS", "neighbour_differences", "sweep_pairs_section"]
@@ -27,7 +28,7 @@ PAIRED_METRICS = ("storyteller_points_per_turn", "points_per_game")
 
 def _per_game(folder: Path, players: Sequence[str], metric: str) -> dict[str, dict[int, float]]:
     values: dict[str, dict[int, float]] = {player: {} for player in players}
-    for record in read_jsonl(folder / "games.jsonl"):
+    for record in read_jsonl(folder):
         game = int(record.meta.get("game", -1))
         for player in players:
             value = per_game_metrics()[metric](record, player)
@@ -42,7 +43,7 @@ def neighbour_differences(sweep_dir: Path, sweep: pd.DataFrame, paths: Sequence[
     values of both, ``player, metric, difference, ci_low, ci_high, p_value, games``."""
     folders = [Path(sweep_dir) / str(f) for f in sweep["folder"]]
     per_point = [{m: _per_game(f, players, m) for m in PAIRED_METRICS} if
-                 (f / "games.jsonl").is_file() else None for f in folders]
+                 find_records(f) is not None else None for f in folders]
     rows = []
     for i in range(len(folders) - 1):
         before, after = per_point[i], per_point[i + 1]

@@ -16,7 +16,7 @@ from dixit_lab.atomic import atomic_write_text
 from dixit_lab.markdown import experiment_of, markdown_table, read_yaml, separated, with_ci
 from dixit_lab.metric_catalogue import CATALOGUE
 from dixit_lab.plots import HATCHES, MARKERS, pyplot, save_figure, short_label
-from dixit_lab.report import write_report
+from dixit_lab.results_tables import write_tables
 
 __all__ = ["SWEEP_METRICS", "write_sweep_report"]
 
@@ -139,7 +139,7 @@ def write_sweep_report(sweep_dir: Path) -> Path:
     """Write ``sweep_agents.csv``, ``plots/sweep_<metric>.png`` and ``report.md`` for a sweep.
 
     Reads ``sweep.csv`` (``point``, one column per swept config path, ``folder``) and each
-    point's ``agents.csv``, running :func:`write_report` on a point that lacks it or its report.
+    point's ``agents.csv``, computing the tables and report of a point that lacks them.
     """
     folder = Path(sweep_dir)
     sweep_path = folder / "sweep.csv"
@@ -154,7 +154,7 @@ def write_sweep_report(sweep_dir: Path) -> Path:
     for _, row in sweep.iterrows():
         point_dir = folder / str(row["folder"])
         if not (point_dir / "agents.csv").is_file() or not (point_dir / "report.md").is_file():
-            write_report(point_dir)
+            write_tables(point_dir)  # the point's tables and report
         agents = pd.read_csv(point_dir / "agents.csv")
         settings = {"point": row["point"], **{p: row[p] for p in paths},
                     "folder": row["folder"]}

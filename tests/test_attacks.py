@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,12 +18,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dixit_lab import cards as cards_module
 from dixit_lab.cards import Deck, DeckError, data_root, load_deck
 from dixit_lab.cli import main
 from dixit_lab.clues import ClueBank, ClueBankError
 from dixit_lab.experiment import ConfigError, expand_sweep, load_config, parse_config
 from dixit_lab.results_integrity import FolderLock
 from dixit_lab.runner import run_experiment
+from tests.games_files import games_path, games_text, has_games, replace_games
 
 BASE = {"name": "attack", "seed": 3, "deck": "numbered-60", "players": ["random"] * 3,
         "games": 6, "executor": {"kind": "local"}}
@@ -83,31 +86,79 @@ def test_a_folder_named_like_a_bundled_deck_is_perceived_by_its_content(tmp_path
     assert (get_space("conse", bundled).card_vectors[first] == space.card_vectors[0]).all()
 
 
+def test_fit_listener_identifies_a_folder_deck_by_its_content(tmp_path, monkeypatch, capsys):
+    decks = tmp_path / "decks"
+    reversed_dreams(decks)  # decks/dreams: not the bundled dreams
+    shutil.copytree(decks / "dreams", decks / "good")  # the same cards under another name
+    monkeypatch.chdir(tmp_path)  # relative deck paths
+    folders = {}
+    for deck in ("dreams", "decks/dreams", "decks/good"):
+        folders[deck] = tmp_path / deck.replace("/", "-")
+        data = {**BASE, "deck": deck, "players": ["random"] * 4}
+        run_experiment(parse_config(data), folders[deck], show_progress=False,
+                       write_outputs=False)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    monkeypatch.setattr(cards_module, "_DECK_CACHE", {})  # as in a new process
+    coefficients = {}
+    for deck, folder in folders.items():
+        code, err = cli(capsys, "fit-listener", str(folder), "--out", f"{folder.name}.json")
+        assert code == 0, err
+        coefficients[deck] = json.loads(Path(f"{folder.name}.json").read_text())["coef"]
+    assert coefficients["decks/dreams"] == coefficients["decks/good"]
+    assert coefficients["decks/dreams"] != coefficients["dreams"]
+
+
 def test_a_top_level_clue_bank_is_refused_not_ignored():
     with pytest.raises(ConfigError, match="clues: .*not used by any agent"):
         parse_config({**BASE, "clues": "mine"}, "c.yaml")
     assert parse_config({**BASE, "clues": "default"}).clues == "default"
 
 
-@pytest.mark.parametrize("tamper", ["duplicate", "delete", "edit", "truncate"])
-def test_report_refuses_a_tampered_games_file(tmp_path, capsys, tamper):
-    folder = finished_run(tmp_path)
-    path = folder / "games.jsonl"
+def tamper_with(path: Path, tamper: str) -> None:
+    """Edit a games.jsonl as a careless hand or a broken copy would."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     if tamper == "duplicate":
         lines.insert(2, lines[1])
     elif tamper == "delete":
         del lines[3]
+    elif tamper == "delete the last":
+        del lines[-1]
     elif tamper == "edit":
         record = json.loads(lines[2])
         record["final_scores"][0] += 5
         lines[2] = json.dumps(record) + "\n"
-    else:
+    elif tamper == "truncate inside meta":
         lines[4] = lines[4][: lines[4].index('"meta"') + 9] + "\n"
+    else:
+        assert tamper == "truncate"
+        lines[4] = lines[4][:200] + "\n"
     path.write_text("".join(lines), encoding="utf-8")
+
+
+@pytest.mark.parametrize("tamper", ["duplicate", "delete", "edit", "truncate inside meta"])
+def test_report_refuses_a_tampered_games_file(tmp_path, capsys, tamper):
+    folder = finished_run(tmp_path)
+    path = replace_games(folder, games_text(folder))  # a plain games.jsonl, to edit by hand
+    tamper_with(path, tamper)
     code, err = cli(capsys, "report", str(folder))
     assert code == 2 and f"{path}, line" in err
     assert not (folder / "agents.csv").exists()
+
+
+@pytest.mark.parametrize("tamper, message", [
+    ("duplicate", r"line 3: game 1 again \(first on line 2\)"),
+    ("delete", r"line 4: game 4 where game 3 was expected"),
+    ("truncate", r"line 5: not a whole game record \(not valid JSON from character 200"),
+    ("delete the last", r"6 games, but the experiment has 7: game 6 is missing"),
+])
+def test_replay_of_a_tampered_games_file_names_the_game(tmp_path, capsys, tamper, message):
+    folder = finished_run(tmp_path, games=7)
+    path = replace_games(folder, games_text(folder))  # a plain games.jsonl, to edit by hand
+    tamper_with(path, tamper)
+    code, err = cli(capsys, "replay", str(folder), "--executor", "local", "--quiet")
+    assert code == 2 and str(path) in err
+    assert re.search(message, err), err
 
 
 def test_resume_refuses_a_part_of_another_experiment(tmp_path):
@@ -115,19 +166,18 @@ def test_resume_refuses_a_part_of_another_experiment(tmp_path):
     folder = tmp_path / "resumed"
     config = parse_config(BASE)
     run_experiment(config, folder, show_progress=False, write_outputs=False)
-    (folder / "games.jsonl").unlink()
+    games_path(folder).unlink()
     (folder / "parts").mkdir()
-    shutil.copy(other / "games.jsonl", folder / "parts" / "000000-000005.jsonl")
+    (folder / "parts" / "000000-000005.jsonl").write_text(games_text(other))
     with pytest.raises(ConfigError, match=r"line 1: game 0 .*another seed"):
         run_experiment(config, folder, show_progress=False, write_outputs=False)
 
 
 def test_resume_refuses_a_record_truncated_inside_meta(tmp_path):
     folder = finished_run(tmp_path)
-    path = folder / "games.jsonl"
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = games_text(folder).splitlines()
     lines[-1] = lines[-1][: lines[-1].rindex('"deal"')]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    replace_games(folder, "\n".join(lines) + "\n")
     with pytest.raises(ConfigError, match=r"line 6: game 5 is truncated"):
         run_experiment(parse_config(BASE), folder, show_progress=False, write_outputs=False)
 
@@ -141,7 +191,7 @@ def test_two_runs_into_one_folder_cannot_mix(tmp_path):
         second = subprocess.run(command, capture_output=True, text=True)
     assert second.returncode == 2 and "is in use by another run" in second.stderr
     assert len(second.stderr.strip().splitlines()) == 1
-    assert not (folder / "games.jsonl").exists() and not (folder / ".lock").exists()
+    assert not has_games(folder) and not (folder / ".lock").exists()
     assert subprocess.run(command, capture_output=True).returncode == 0
 
 
@@ -266,7 +316,7 @@ def _pool_run(tmp_path: Path, name: str, stderr: int) -> tuple[subprocess.Popen,
                                 "--quiet"], env=env, stderr=stderr, text=True,
                                start_new_session=True)
     deadline = time.time() + 60
-    while time.time() < deadline and len(list(folder.glob("parts/*.jsonl"))) < 2:
+    while time.time() < deadline and len(list(folder.glob("parts/games-*"))) < 2:
         time.sleep(0.05)
     return process, folder, _children(process.pid)
 
@@ -284,7 +334,45 @@ def test_sigterm_stops_the_pool_and_keeps_the_saved_games(tmp_path):
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-    assert list(folder.glob("parts/*.jsonl")) and not (folder / ".lock").exists()
+    assert list(folder.glob("parts/games-*")) and not (folder / ".lock").exists()
+
+
+DIES_ONCE = """
+import os
+from pathlib import Path
+
+from dixit_lab_agents.random_agent import RandomAgent
+
+MARKER = Path(__file__).with_name("died")
+
+
+class DiesOnce(RandomAgent):
+    def vote(self, view):
+        if not MARKER.exists():  # once: the worker process dies mid-game, Ray re-runs it
+            MARKER.write_text(str(os.getpid()))
+            print("an agent's own print")
+            os._exit(1)
+        return super().vote(view)
+"""
+
+
+def test_ray_messages_stay_out_of_stdout(tmp_path):
+    from tests.optional import import_or_skip
+
+    import_or_skip("ray")
+    (tmp_path / "dies.py").write_text(DIES_ONCE, encoding="utf-8")
+    config = {**BASE, "engine": "reference", "players": [
+        "random", "random", {"name": "dies", "agent": f"{tmp_path / 'dies.py'}:DiesOnce"}],
+        "executor": {"kind": "ray", "workers": 1, "chunk_size": 2}}
+    done = subprocess.run([sys.executable, "-m", "dixit_lab.cli", "run",
+                           str(write_config(tmp_path, config)), "--out",
+                           str(tmp_path / "out"), "--quiet"],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "died").exists(), "the worker should have died once"
+    assert done.stdout.startswith("attack: 6 games"), done.stdout  # the command's own lines
+    assert "(raylet)" not in done.stdout and "pid=" not in done.stdout, done.stdout
+    assert "A worker died" in done.stderr and "an agent's own print" in done.stderr
 
 
 # -- imprecise errors ----------------------------------------------------------------------
@@ -348,6 +436,53 @@ def test_perception_parameters_are_checked_before_the_folder(tmp_path, capsys, p
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("where", ["a file", "under a file", "a full disk"])
+def test_a_cache_that_cannot_hold_vectors_warns_first_and_keeps_them(tmp_path, monkeypatch,
+                                                                    where):
+    import warnings
+
+    from dixit_lab.embeddings import cache as cache_module
+    from dixit_lab.embeddings import cached_embed_cards, cached_embed_texts
+    from tests.test_embeddings_cache import CountingEmbedder
+
+    monkeypatch.setattr(cache_module, "_UNUSABLE", set(), raising=False)  # none warned yet
+    cards = Deck.from_folder(small_folder_deck(tmp_path, "id,file\n" + "".join(
+        f"c{i},images/{i}.webp\n" for i in (1, 2, 3)))).cards
+    texts = ["moon", "an old key", "falling"]
+    monkeypatch.setenv("DIXIT_LAB_CACHE", str(tmp_path / "good"))
+    expected = cached_embed_cards(CountingEmbedder(), cards), \
+        cached_embed_texts(CountingEmbedder(), texts)
+    (tmp_path / "file").write_text("not a folder")
+    bad = {"a file": tmp_path / "file", "under a file": tmp_path / "file" / "sub" / "cache",
+           "a full disk": tmp_path / "full"}[where]
+    monkeypatch.setenv("DIXIT_LAB_CACHE", str(bad))
+    if where == "a full disk":
+        def store(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(cache_module.EmbeddingCache, "store", store)
+    embedder = CountingEmbedder()
+    warned_at_work: list[int] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compute = embedder.embed_images
+
+        def embed_images(chunk):
+            warned_at_work.append(len(caught))
+            return compute(chunk)
+
+        embedder.embed_images = embed_images  # type: ignore[method-assign]
+        got = cached_embed_cards(embedder, cards), cached_embed_texts(embedder, texts)
+    assert len(caught) == 1, [str(w.message) for w in caught]  # once, not per batch
+    message = str(caught[0].message)
+    assert f"$DIXIT_LAB_CACHE={bad} cannot hold embeddings" in message
+    reason = "No space left" if where == "a full disk" else f"{tmp_path / 'file'} is a file"
+    assert reason in message and "kept in memory" in message
+    if where != "a full disk":
+        assert warned_at_work == [1]  # found before the vectors were computed
+    for a, b in zip(got, expected, strict=True):  # the vectors a cached run gets
+        assert (a == b).all()
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
 def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
     process, folder, workers = _pool_run(tmp_path, "kill", subprocess.DEVNULL)
@@ -363,7 +498,7 @@ def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
     # and the saved games resume as after any interruption
-    assert list(folder.glob("parts/*.jsonl"))
+    assert list(folder.glob("parts/games-*"))
 
 
 def test_results_files_follow_the_umask_and_names_cannot_break_the_report(tmp_path):
@@ -374,7 +509,8 @@ def test_results_files_follow_the_umask_and_names_cannot_break_the_report(tmp_pa
         run_experiment(parse_config(config), tmp_path / "out", show_progress=False)
     finally:
         os.umask(old)
-    for name in ("games.jsonl", "agents.csv", "report.md", "config.yaml"):
+    parts = sorted((tmp_path / "out" / "rounds.parquet").iterdir())
+    for name in ("games.jsonl.zst", "agents.csv", "report.md", "config.yaml", parts[0]):
         assert (tmp_path / "out" / name).stat().st_mode & 0o777 == 0o644, name
     report = (tmp_path / "out" / "report.md").read_text()
     assert "<i>" not in report

@@ -13,6 +13,7 @@ from dixit_lab.experiment import parse_config
 from dixit_lab.rules import get_rules
 from dixit_lab.runner import run_experiment
 from dixit_lab.testing import batch_differences, check_batch_policy
+from tests.games_files import games_text
 
 SUPPORTED = ["random", "literal", "softmax", "ambiguity(target=0.3)", "pragmatic"]
 
@@ -66,6 +67,10 @@ def test_variants_lone_finder_cap_random_first_storyteller_and_mixed_deck():
             max_rounds=30)
 
 
+def test_dixitworld_fixed_hands_and_its_scoring():
+    compare(["pragmatic", "softmax", "random", "literal"], "dixitworld", 8)
+
+
 def test_calibrated_is_not_batched_and_auto_falls_back(tmp_path):
     assert not batch_supported(make_agent("calibrated"))
     assert batch_supported(make_agent("pragmatic"))
@@ -88,5 +93,5 @@ def test_the_runner_gives_the_same_bytes_with_either_engine(tmp_path):
     for engine in ("reference", "batched"):
         run_experiment(parse_config({**config, "engine": engine}), tmp_path / engine,
                        show_progress=False, write_outputs=False)
-    assert (tmp_path / "reference" / "games.jsonl").read_bytes() == \
-        (tmp_path / "batched" / "games.jsonl").read_bytes()
+    assert games_text(tmp_path / "reference") == \
+        games_text(tmp_path / "batched")

@@ -59,10 +59,11 @@ def test_run_report_show_and_replay_end_to_end(tmp_path, capsys):
     assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "e2e: 8 games (8 played this run" in text and "pragmatic" in text
-    for name in ("config.yaml", "games.jsonl", "rounds.parquet", "agents.csv", "ratings.csv",
+    for name in ("config.yaml", "games.jsonl.zst", "agents.csv", "ratings.csv",
                  "summary.json", "report.md", "find_calibration.csv",
                  "plots/storyteller_outcomes.png", "plots/find_calibration.png"):
         assert (out / name).is_file(), name
+    assert list((out / "rounds.parquet").glob("part-*.parquet"))
     (out / "report.md").unlink()
     assert main(["report", str(out)]) == 0 and (out / "report.md").is_file()
     assert main(["show", str(out), "--game", "2"]) == 0

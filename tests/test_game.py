@@ -128,6 +128,27 @@ def test_hands_are_full_every_round(preset, n):
         assert set(agent.hand_sizes) == {rules.hand_size_for(n)}
 
 
+def test_fixed_hands_play_every_round_from_the_dealt_hands():
+    """DixitWorld's arena: the cards played go back, nobody draws, the game lasts max_rounds
+    rounds (12) with the storyteller going round from seat 0."""
+    rules = get_rules("dixitworld")
+    agents = [Spy() for _ in range(4)]
+    record = play_game(agents, rules, DECK, 21)
+    assert len(record.rounds) == 12 and record.end_reason == "max_rounds"
+    assert [rnd.storyteller for rnd in record.rounds] == [0, 1, 2, 3] * 3
+    dealt = [agent.views[0].hand for agent in agents]
+    assert all(len(hand) == 4 for hand in dealt) and len(set().union(*dealt)) == 16
+    for seat, agent in enumerate(agents):
+        assert len(agent.views) == 12 * 2 - 3  # tells 3 times, submits and votes 9 times
+        # the hand before the seat plays (a vote view holds it without the card submitted)
+        assert {view.hand for view in agent.views
+                if not isinstance(view, VoteView)} == {dealt[seat]}
+    for rnd in record.rounds:
+        assert all(card in dealt[owner] for card, owner in zip(rnd.display, rnd.card_owner,
+                                                                strict=True))
+    assert play_game([Spy() for _ in range(4)], rules, DECK, 21) == record
+
+
 # --- the three-player variant -----------------------------------------------------------------
 class Spy(Agent):
     """Plays randomly and keeps every view it is given."""

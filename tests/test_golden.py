@@ -9,6 +9,7 @@ import pytest
 
 from dixit_lab.cli import main
 from dixit_lab.replay import first_difference, replay_folder
+from tests.games_files import games_text
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -17,14 +18,14 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 def test_golden_replays_byte_for_byte(name):
     compared, difference = replay_folder(GOLDEN / name, executor="local", show_progress=False)
     assert difference is None, str(difference)
-    assert compared == len((GOLDEN / name / "games.jsonl").read_text().splitlines()) > 0
+    assert compared == len(games_text(GOLDEN / name).splitlines()) > 0
 
 
 def test_replay_reports_the_first_difference(tmp_path, capsys):
     folder = tmp_path / "tampered"
     folder.mkdir()
     (folder / "config.yaml").write_text((GOLDEN / "golden" / "config.yaml").read_text())
-    lines = (GOLDEN / "golden" / "games.jsonl").read_text().splitlines()
+    lines = games_text(GOLDEN / "golden").splitlines()
     record = json.loads(lines[3])
     record["rounds"][2]["votes"] = [None if v is None else v for v in record["rounds"][2]["votes"]]
     record["rounds"][2]["clue"] = "tampered"

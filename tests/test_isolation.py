@@ -13,6 +13,7 @@ from dixit_lab.game import play_game
 from dixit_lab.isolation import IsolatedAgent, isolated_spec
 from dixit_lab.rules import get_rules
 from dixit_lab.seeding import game_seed
+from tests.games_files import games_text
 
 SPIES = Path(__file__).with_name("spies.py")
 RULES = get_rules("classic")
@@ -123,9 +124,9 @@ def test_outside_agents_by_import_string_in_the_process_pool_replay_identically(
         folder = folders[isolated, executor] = tmp_path / f"{executor}-{isolated}"
         run_experiment(parse_config(config(agent_file, isolated, executor)), folder,
                        show_progress=False, write_outputs=False)
-    games = {key: (folder / "games.jsonl").read_bytes() for key, folder in folders.items()}
+    games = {key: games_text(folder) for key, folder in folders.items()}
     assert len(set(games.values())) == 1  # local, pool and isolated: the same bytes
-    assert b"student_agent.py:FirstCard(clue=moon)" in games[False, "local"]
+    assert "student_agent.py:FirstCard(clue=moon)" in games[False, "local"]
     assert main(["replay", str(folders[True, "process"])]) == 0
 
 
@@ -139,6 +140,6 @@ def test_a_run_with_a_hanging_isolated_agent_completes(tmp_path):
                         "literal", "random", "random"],
             "executor": {"kind": "local"}}
     result = run_experiment(parse_config(data), tmp_path / "hang", show_progress=False)
-    lines = (tmp_path / "hang" / "games.jsonl").read_text().splitlines()
+    lines = games_text(tmp_path / "hang").splitlines()
     assert len(lines) == 2 and result.games == 2
     assert '"kind":"timeout"' in lines[0]

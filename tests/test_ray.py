@@ -22,6 +22,7 @@ from dixit_lab.ray_executor import RayNotInstalled, run_chunks_ray  # noqa: E402
 from dixit_lab.rules import get_rules  # noqa: E402
 from dixit_lab.runner import run_experiment, run_sweep  # noqa: E402
 from dixit_lab.tournament import GameFailed, TableSetup, play_chunk, schedule_games  # noqa: E402
+from tests.games_files import games_text  # noqa: E402
 
 CONFIG = {
     "name": "ray-test",
@@ -59,8 +60,8 @@ def test_a_tournament_gives_the_bytes_of_the_process_pool(tmp_path):
     pool = run_experiment(config, tmp_path / "pool", executor="process", workers=2, **kwargs)
     on_ray = run_experiment(config, tmp_path / "ray", executor="ray", workers=2, **kwargs)
     assert on_ray.played == pool.played == 40
-    text = (tmp_path / "pool" / "games.jsonl").read_bytes()
-    assert text == (tmp_path / "ray" / "games.jsonl").read_bytes()
+    text = games_text(tmp_path / "pool")
+    assert text == games_text(tmp_path / "ray")
     assert not (tmp_path / "ray" / "parts").exists()
 
 
@@ -71,8 +72,8 @@ def test_a_sweep_gives_the_bytes_of_the_process_pool(tmp_path):
     run_sweep(data, "sweep.yaml", tmp_path / "pool", executor="process", workers=2,
               show_progress=False)
     for point in ("000", "001"):
-        ray_bytes = (tmp_path / "ray" / "points" / point / "games.jsonl").read_bytes()
-        assert ray_bytes == (tmp_path / "pool" / "points" / point / "games.jsonl").read_bytes()
+        ray_bytes = games_text(tmp_path / "ray" / "points" / point)
+        assert ray_bytes == games_text(tmp_path / "pool" / "points" / point)
         assert len(ray_bytes.splitlines()) == 16
     assert ray.is_initialized()  # the session it found is left open
 

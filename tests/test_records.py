@@ -7,7 +7,8 @@ import pytest
 from dixit_lab.agent import make_agent
 from dixit_lab.cards import Deck
 from dixit_lab.game import play_game
-from dixit_lab.records import GameRecord, games_to_frame, read_jsonl, write_jsonl
+from dixit_lab.metrics import games_to_frame
+from dixit_lab.records import GameRecord, read_jsonl, write_jsonl
 from dixit_lab.rules import get_rules
 from dixit_lab.seeding import game_seed
 from tests.test_game import Cheater

@@ -16,6 +16,7 @@ from dixit_lab.agent import register_agent
 from dixit_lab.cards import Card
 from dixit_lab.metrics import agent_table
 from dixit_lab.report import _reading, write_report
+from dixit_lab.results_tables import write_tables
 from dixit_lab.show import show_game
 from dixit_lab.sweep_report import write_sweep_report
 from dixit_lab_agents.random_agent import RandomAgent
@@ -67,11 +68,11 @@ def _assert_png(path: Path) -> None:
 def test_write_report_writes_every_file(tmp_path):
     records = _records()
     folder = _results_folder(tmp_path / "run", records)
-    report = write_report(folder)
-    assert report == folder / "report.md"
+    write_tables(folder)  # the tables, then the report
+    report = folder / "report.md"
     for name in ("points_per_game", "storyteller_outcomes", "ratings"):
         _assert_png(folder / "plots" / f"{name}.png")
-    agents = pd.read_csv(folder / "agents.csv")  # written because it was missing
+    agents = pd.read_csv(folder / "agents.csv")
     expected = agent_table(records)
     assert list(agents.player) == list(expected.player)
     assert agents.points_per_game.tolist() == pytest.approx(expected.points_per_game.tolist())
@@ -89,7 +90,7 @@ def test_write_report_writes_every_file(tmp_path):
 
 def test_report_reads_existing_agents_csv_and_skips_missing_ratings(tmp_path):
     folder = _results_folder(tmp_path / "run", _records(6), ratings=False)
-    table = agent_table(read_jsonl(folder / "games.jsonl"))
+    table = agent_table(read_jsonl(folder))
     table.loc[0, "player"] = "renamed-in-csv"
     table.to_csv(folder / "agents.csv", index=False)
     text = write_report(folder).read_text()
@@ -103,7 +104,10 @@ def test_report_without_config_or_summary(tmp_path):
     folder = tmp_path / "bare"
     folder.mkdir()
     write_jsonl(_records(4, names=["a", "b", "c"]), folder / "games.jsonl")
-    text = write_report(folder).read_text()
+    with pytest.raises(FileNotFoundError, match="dixit-lab report"):
+        write_report(folder)
+    write_tables(folder)
+    text = (folder / "report.md").read_text()
     assert text.startswith("# bare") and "- **Games:** 4" in text
 
 
@@ -132,10 +136,12 @@ def test_reading_is_computed_from_the_numbers():
 
 def test_plots_follow_the_data(tmp_path):
     """A report of other games gives other pictures (the plots are not canned)."""
-    first = write_report(_results_folder(tmp_path / "a", _records(6, seed=1)))
-    second = write_report(_results_folder(tmp_path / "b", _records(6, seed=2)))
+    first = _results_folder(tmp_path / "a", _records(6, seed=1))
+    second = _results_folder(tmp_path / "b", _records(6, seed=2))
+    write_tables(first)
+    write_tables(second)
     name = "plots/storyteller_outcomes.png"
-    assert (first.parent / name).read_bytes() != (second.parent / name).read_bytes()
+    assert (first / name).read_bytes() != (second / name).read_bytes()
 
 
 @register_agent("test-report-random")

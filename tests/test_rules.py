@@ -87,6 +87,61 @@ def test_worked_example_002_none_found_keeps_bonuses():
     assert score.points == (0, 4, 3, 2)
 
 
+# --- DixitWorld's arena (experiments/parallel_model_comparison.py, _calculate_scores) ---------
+# P1 (seat 0) tells; card 1 is P2's, card 2 P1's, card 3 P3's, card 4 P4's.
+DIXITWORLD = get_rules("dixitworld")
+P1, P2, P3, P4 = range(4)
+OWNERS_DW = (P2, P1, P3, P4)
+
+
+def test_dixitworld_some_found_one_bonus_point_however_many_votes():
+    # P2 finds; P3 and P4 both vote for P2's card. DixitWorld: P2 3 + 1 (its card is "in
+    # guess_names": one point, not two), P1 3. The rule books: P2 3 + 2 = 5.
+    votes = {P2: 1, P3: 0, P4: 0}
+    assert score_round(DIXITWORLD, P1, OWNERS_DW, votes).points == (3, 4, 0, 0)
+    assert score_round(CLASSIC, P1, OWNERS_DW, votes).points == (3, 5, 0, 0)
+
+
+def test_dixitworld_all_found_gives_the_finders_three():
+    # every guesser "+3 for a correct guess", the storyteller 0; the rule books give 2 each
+    votes = {P2: 1, P3: 1, P4: 1}
+    score = score_round(DIXITWORLD, P1, OWNERS_DW, votes)
+    assert score.points == (0, 3, 3, 3) and score.outcome == "all_found"
+    assert score_round(CLASSIC, P1, OWNERS_DW, votes).points == (0, 2, 2, 2)
+
+
+def test_dixitworld_none_found_two_each_and_capped_bonuses():
+    # P2 votes for P3's card, P3 and P4 for P2's: every guesser 2, P2 +1 (2 votes, capped),
+    # P3 +1; the rule books: P2 2 + 2, P3 2 + 1
+    votes = {P2: 2, P3: 0, P4: 0}
+    assert score_round(DIXITWORLD, P1, OWNERS_DW, votes).points == (0, 3, 3, 2)
+    assert score_round(CLASSIC, P1, OWNERS_DW, votes).points == (0, 4, 3, 2)
+
+
+def test_dixitworld_preset():
+    rules = DIXITWORLD
+    assert (rules.min_players, rules.max_players, rules.hand_size_for(4)) == (4, 4, 4)
+    assert (rules.fixed_hands, rules.max_rounds, rules.target_score) == (True, 12, None)
+    assert (rules.all_found_points, rules.vote_bonus_cap) == (3, 1)
+    assert rules.first_storyteller == "seat0"
+    with pytest.raises(ValueError, match="allows 4 to 4 players"):
+        rules.check_players(5)
+
+
+def test_later_options_stay_out_of_the_records_at_their_default():
+    """Records (rule_options) and results configs of rule sets that do not use an option added
+    later are what they were before it existed; a rule set that uses it records it, and the
+    options rebuild the rule set."""
+    for preset in ("classic", "refresh", "quest"):
+        options = get_rules(preset).options()
+        assert "all_found_points" not in options and "fixed_hands" not in options
+        assert RuleSet(**options) == get_rules(preset)
+    options = DIXITWORLD.options()
+    assert (options["all_found_points"], options["fixed_hands"]) == (3, True)
+    assert RuleSet(**options) == DIXITWORLD
+    assert "fixed_hands" in get_rules("classic", fixed_hands=True).options()
+
+
 # --- common mistakes --------------------------------------------------------------------------
 def test_vote_for_own_decoy_is_illegal():
     with pytest.raises(IllegalAction, match="seat 1 voted for its own card"):
@@ -189,7 +244,7 @@ def test_presets_match_rules_md():
     # 000 and 002: seven cards at three players; 001 and 003 (quest): always six
     assert classic.hand_size_for(3) == refresh.hand_size_for(3) == 7
     assert quest.hand_size_for(3) == 6
-    assert set(PRESETS) == {"classic", "refresh", "quest"}
+    assert set(PRESETS) == {"classic", "refresh", "quest", "dixitworld"}
 
 
 def test_overrides_apply_on_top_of_a_preset():
@@ -198,7 +253,8 @@ def test_overrides_apply_on_top_of_a_preset():
 
 
 def test_unknown_preset_lists_presets():
-    with pytest.raises(ValueError, match="unknown rule preset 'odyssey'.*classic, quest, refresh"):
+    with pytest.raises(ValueError,
+                       match="unknown rule preset 'odyssey'.*classic, dixitworld, quest, refresh"):
         get_rules("odyssey")
 
 
@@ -218,6 +274,8 @@ def test_unknown_option_lists_options():
         ({"target_score": 0}, "target_score"),
         ({"first_storyteller": "youngest"}, "first_storyteller must be one of"),
         ({"decoys_three_players": 7}, "decoys_three_players"),
+        ({"all_found_points": -1}, "all_found_points"),
+        ({"fixed_hands": "yes"}, "fixed_hands must be true or false"),
     ],
 )
 def test_impossible_values(override, message):
@@ -246,7 +304,9 @@ def legal_rounds(draw):
             votes[seat] = draw(st.sampled_from(allowed))
     cap = draw(st.sampled_from([None, 1, 3]))
     lone = draw(st.sampled_from([None, 4]))
-    rules = get_rules("refresh", vote_bonus_cap=cap, lone_finder_points=lone)
+    all_found = draw(st.sampled_from([None, 3]))
+    rules = get_rules("refresh", vote_bonus_cap=cap, lone_finder_points=lone,
+                      all_found_points=all_found)
     return rules, storyteller, tuple(owners), votes
 
 
@@ -280,8 +340,10 @@ def test_scoring_invariants(case):
         assert 0 < len(finders) < n - 1 and score.points[storyteller] > 0
     else:
         assert score.points[storyteller] == 0
-        assert all(score.search[s] == rules.all_or_none_points for s in range(n)
-                   if s != storyteller)
+        listener = rules.all_or_none_points
+        if score.outcome == "all_found" and rules.all_found_points is not None:
+            listener = rules.all_found_points
+        assert all(score.search[s] == listener for s in range(n) if s != storyteller)
 
 
 def test_score_round_rejects_a_table_size_its_rules_do_not_allow():

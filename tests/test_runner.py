@@ -15,6 +15,7 @@ import yaml
 from dixit_lab.experiment import ConfigError, parse_config
 from dixit_lab.records import read_jsonl
 from dixit_lab.runner import run_experiment
+from tests.games_files import games_text, games_text_of, has_games
 
 CONFIG = {
     "name": "runner-test",
@@ -40,10 +41,10 @@ def test_same_games_for_any_number_of_workers(tmp_path):
     one = run(tmp_path, "one", executor="local")
     two = run(tmp_path, "two", workers=2)
     small_chunks = run(tmp_path, "chunks", workers=2, chunk_size=1)
-    text = (one / "games.jsonl").read_bytes()
-    assert text == (two / "games.jsonl").read_bytes()
-    assert text == (small_chunks / "games.jsonl").read_bytes()
-    records = list(read_jsonl(one / "games.jsonl"))
+    text = games_text(one)
+    assert text == games_text(two)
+    assert text == games_text(small_chunks)
+    records = list(read_jsonl(one))
     assert [r.meta["game"] for r in records] == list(range(40))
     assert not (one / "parts").exists()
     header = yaml.safe_load((one / "config.yaml").read_text())
@@ -53,15 +54,15 @@ def test_same_games_for_any_number_of_workers(tmp_path):
 
 def test_rerun_of_a_finished_run_plays_nothing(tmp_path):
     folder = run(tmp_path, "done", executor="local")
-    before = (folder / "games.jsonl").read_bytes()
+    before = games_text(folder)
     result = run_experiment(parse_config(CONFIG), folder, show_progress=False,
                             write_outputs=False, executor="local")
-    assert result.played == 0 and (folder / "games.jsonl").read_bytes() == before
+    assert result.played == 0 and games_text(folder) == before
 
 
 def test_partial_parts_are_resumed(tmp_path):
     complete = run(tmp_path, "complete", executor="local")
-    lines = (complete / "games.jsonl").read_text().splitlines()
+    lines = games_text(complete).splitlines()
     folder = tmp_path / "partial"
     (folder / "parts").mkdir(parents=True)
     (folder / "parts" / "games-0000000-0000009.jsonl").write_text("\n".join(lines[:10]) + "\n")
@@ -69,7 +70,7 @@ def test_partial_parts_are_resumed(tmp_path):
     result = run_experiment(parse_config(CONFIG), folder, show_progress=False,
                             write_outputs=False, executor="local")
     assert result.played == 25
-    assert (folder / "games.jsonl").read_text().splitlines() == lines
+    assert games_text(folder).splitlines() == lines
 
 
 def test_a_folder_of_another_experiment_is_refused(tmp_path):
@@ -94,20 +95,21 @@ def test_a_killed_run_resumes_and_plays_only_the_missing_games(tmp_path):
     process = subprocess.Popen(command, env=env, start_new_session=True)
     deadline = time.time() + 240  # generous: a loaded machine is slow to start the pool
     while time.time() < deadline:
-        parts = list((folder / "parts").glob("*.jsonl")) if (folder / "parts").exists() else []
+        parts = list((folder / "parts").glob("games-*")) if (folder / "parts").exists() else []
         if len(parts) >= 3:
             break
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-    saved = sum(len(p.read_text().splitlines()) for p in (folder / "parts").glob("*.jsonl"))
+    saved = sum(len(games_text_of(p).splitlines()) for p in (folder / "parts").glob("games-*")
+                if not p.name.startswith("."))
     assert 0 < saved < 600, "the run should have been killed part-way"
-    assert not (folder / "games.jsonl").exists()
+    assert not has_games(folder)
     result = run_experiment(parse_config(config), folder, show_progress=False,
                             write_outputs=False)
     assert result.played == 600 - saved
     fresh = run_experiment(parse_config(config), tmp_path / "fresh", show_progress=False,
                            write_outputs=False)
     assert fresh.played == 600
-    fresh_bytes = (tmp_path / "fresh" / "games.jsonl").read_bytes()
-    assert (folder / "games.jsonl").read_bytes() == fresh_bytes
+    fresh_bytes = games_text(tmp_path / "fresh")
+    assert games_text(folder) == fresh_bytes

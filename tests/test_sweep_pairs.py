@@ -18,7 +18,7 @@ def test_neighbouring_points_are_paired_by_game(tmp_path):
     assert len(pairs) == 2 * 2  # two steps, two metrics, the one varying player
     assert set(pairs["player"]) == {"tester"}
     row = pairs[(pairs.from_point == 0) & (pairs.metric == "points_per_game")].iloc[0]
-    first, second = (list(read_jsonl(root / "points" / f"{p:03d}" / "games.jsonl"))
+    first, second = (list(read_jsonl(root / "points" / f"{p:03d}"))
                      for p in (0, 1))
     expected = np.mean([METRICS["points_per_game"](b, "tester")
                         - METRICS["points_per_game"](a, "tester")

@@ -21,6 +21,7 @@ from dixit_lab.seeding import game_seed
 from dixit_lab.tournament import GameFailed
 from dixit_lab.vlm.store import exchange_session
 from dixit_lab.vlm.stub import StubServer
+from tests.games_files import games_path, games_text
 
 pytest.importorskip("httpx")
 
@@ -53,7 +54,7 @@ def recorded(tmp_path_factory):
 
 def test_concurrent_games_have_the_records_of_sequential_play(recorded):
     folder, experiment, _ = recorded
-    lines = (folder / "games.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = games_text(folder).splitlines()
     deck = load_deck("dreams")
     seats = experiment.seats()
     for spec, line in zip(game_specs(experiment), lines, strict=True):
@@ -77,7 +78,7 @@ def test_the_folder_replays_identically_offline(recorded, capsys):
 
 def test_every_fault_is_classified_and_usage_reaches_agents_csv(recorded):
     folder, _, calls = recorded
-    assert '"kind":' in (folder / "games.jsonl").read_text()
+    assert '"kind":' in games_text(folder)
     agents = pd.read_csv(folder / "agents.csv").set_index("player")
     kinds = [c for c in agents.columns if c.startswith("faults_")]
     assert (agents[kinds].sum(axis=1) == agents["faults"]).all()  # every fault has a class
@@ -100,9 +101,9 @@ def test_a_resumed_run_reuses_recorded_replies(recorded, tmp_path):
     folder, experiment, _ = recorded
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
-    (copy / "games.jsonl").unlink()  # the games are lost, the exchanges are not
+    games_path(copy).unlink()  # the games are lost, the exchanges are not
     run_experiment(experiment, copy, show_progress=False, exchanges="replay")
-    assert (copy / "games.jsonl").read_bytes() == (folder / "games.jsonl").read_bytes()
+    assert games_text(copy) == games_text(folder)
 
 
 def test_a_replay_without_the_exchanges_says_what_is_missing(recorded, tmp_path):
@@ -157,17 +158,17 @@ def test_the_cli_switches_choose_the_mode(tmp_path, monkeypatch):
     with StubServer(slow_seconds=0.6) as server:
         monkeypatch.setenv("DIXIT_TEST_VLM_URL", server.base_url)
         assert main(run) == 0
-    recorded = (folder / "games.jsonl").read_bytes()
-    (folder / "games.jsonl").unlink()
+    recorded = games_text(folder)
+    games_path(folder).unlink()
     monkeypatch.delenv("DIXIT_TEST_VLM_URL")  # no server, no address: replies from the store
     assert main([*run, "--replay-only"]) == 0
-    assert (folder / "games.jsonl").read_bytes() == recorded
-    (folder / "games.jsonl").unlink()
+    assert games_text(folder) == recorded
+    games_path(folder).unlink()
     with StubServer(slow_seconds=0.6) as server:  # elsewhere now; everything asked again
         monkeypatch.setenv("DIXIT_TEST_VLM_URL", server.base_url)
         assert main([*run, "--record-only"]) == 0
         assert server.requests > 0
-    assert (folder / "games.jsonl").read_bytes() == recorded  # the stub is deterministic
+    assert games_text(folder) == recorded  # the stub is deterministic
 
 
 def test_an_isolated_player_sits_at_a_model_table(tmp_path):
@@ -177,8 +178,51 @@ def test_an_isolated_player_sits_at_a_model_table(tmp_path):
                               "decision_timeout": 10}
         run_experiment(parse_config(data), tmp_path / "iso", show_progress=False,
                        write_outputs=False)
-        isolated = (tmp_path / "iso" / "games.jsonl").read_text()
+        isolated = games_text(tmp_path / "iso")
         data["players"][2] = {"name": "dice", "agent": "random"}
         run_experiment(parse_config(data), tmp_path / "plain", show_progress=False,
                        write_outputs=False)
-    assert isolated == (tmp_path / "plain" / "games.jsonl").read_text()
+    assert isolated == games_text(tmp_path / "plain")
+
+
+def test_the_dixitworld_arena_config_plays_against_the_stub_and_replays_offline(tmp_path):
+    """experiments/dixitworld_arena.yaml as shipped, its models replaced by the stub: 4 games
+    of 12 rounds from 4-card hands kept all game, the prompts saying DixitWorld's scoring, and
+    game 2 is DixitWorld's second phase (the same deal, the hands reversed)."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from dixit_lab.records import GameRecord
+
+    path = Path(__file__).resolve().parent.parent / "experiments" / "dixitworld_arena.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    folder = tmp_path / "arena"
+    with StubServer() as server:
+        for player in data["players"]:
+            player["params"].update(model="good", base_url=server.base_url, timeout=10)
+        run_experiment(parse_config(data, str(path)), folder, show_progress=False,
+                       write_outputs=False)
+    records = [GameRecord.from_json(line) for line in games_text(folder).splitlines()]
+    qwen, gemma = ["qwen_1", "qwen_2"], ["gemma_1", "gemma_2"]
+    assert [record.meta["players"] for record in records] == [
+        [*qwen, *gemma], ["qwen_2", *gemma, "qwen_1"], [*gemma, *qwen], ["gemma_2", *qwen,
+                                                                          "gemma_1"]]
+    for record in records:
+        assert record.rules == "dixitworld" and record.rule_options["fixed_hands"] is True
+        assert len(record.rounds) == 12 and record.end_reason == "max_rounds"
+        assert not [fault for rnd in record.rounds for fault in rnd.faults]
+        hands = {rnd.storyteller: rnd.storyteller_hand for rnd in record.rounds}
+        assert all(len(hand) == 4 for hand in hands.values())
+        assert all(rnd.storyteller_hand == hands[rnd.storyteller] for rnd in record.rounds)
+    first = {rnd.storyteller: rnd.storyteller_hand for rnd in records[0].rounds}
+    reversed_ = {rnd.storyteller: rnd.storyteller_hand for rnd in records[2].rounds}
+    assert first == reversed_  # the seats' hands are dealt alike; the players moved by two
+    systems = {json.loads(line)["request"]["messages"][0]["content"]
+               for segment in (folder / "exchanges").glob("*.jsonl")
+               for line in segment.read_text(encoding="utf-8").splitlines()}
+    assert systems and all("2 (3 each instead when all of them find it)" in text
+                           and "at most 1 such point per round" in text
+                           and "The game lasts 12 rounds." in text for text in systems)
+    assert replay_folder(folder, executor="local", show_progress=False) == (4, None)

@@ -162,7 +162,7 @@ def test_a_person_plays_a_whole_game_in_the_browser(browser, tmp_path):
         expect(unknown.locator("body")).to_contain_text("unknown seat token")
     driver.join(timeout=60)
     assert (folder / "report.md").is_file()
-    (record,) = read_jsonl(folder / "games.jsonl")
+    (record,) = read_jsonl(folder)
     assert record.agents[0] == "human"
     assert replay_folder(folder, executor="local", show_progress=False) == (1, None)
 

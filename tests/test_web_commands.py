@@ -48,7 +48,7 @@ def test_play_runs_a_game_from_the_one_command_and_exits_when_it_is_over(tmp_pat
         process.kill()
     assert process.returncode == 0, stderr
     assert "all games played: results in" in stdout
-    (record,) = read_jsonl(out / "games.jsonl")
+    (record,) = read_jsonl(out)
     assert len(record.rounds) == 3 and (out / "report.md").is_file()
 
 

@@ -63,10 +63,11 @@ def test_a_whole_game_goes_through_every_phase(played):
 
 def test_the_game_lands_in_the_results_folder(played):
     folder, views, _ = played
-    for name in ("config.yaml", "games.jsonl", DECISIONS_FILE, "rounds.parquet", "agents.csv",
-                 "report.md", "summary.json"):
+    for name in ("config.yaml", "games.jsonl", DECISIONS_FILE, "agents.csv", "report.md",
+                 "summary.json"):
         assert (folder / name).is_file(), name
-    (record,) = read_jsonl(folder / "games.jsonl")
+    assert list((folder / "rounds.parquet").glob("part-*.parquet"))
+    (record,) = read_jsonl(folder)
     assert record.agents[0] == "human" and record.meta["players"][0] == "you"
     assert list(record.final_scores) == views[-1]["scores"]
     assert not any(round_.faults for round_ in record.rounds)
@@ -239,6 +240,6 @@ def test_an_isolated_agent_sits_at_a_people_table_and_the_game_replays(tmp_path)
     table, thread = start_table(tmp_path, data)
     play_seat(client_for(table), table.humans[0].token)
     thread.join(timeout=60)
-    (record,) = read_jsonl(tmp_path / "games.jsonl")
+    (record,) = read_jsonl(tmp_path)
     assert not any(round_.faults for round_ in record.rounds)
     assert replay_folder(tmp_path, executor="local", show_progress=False) == (1, None)

@@ -38,7 +38,7 @@ def test_a_results_folder_game_by_game_and_round_by_round(folder):
     assert [run["games"] for run in runs] == [3]
     listing = client.get("/api/runs/0/games", params={"start": 1, "count": 5}).json()
     assert listing["total"] == 3 and [g["index"] for g in listing["games"]] == [1, 2]
-    records = list(read_jsonl(folder / "games.jsonl"))
+    records = list(read_jsonl(folder))
     game = client.get("/api/runs/0/games/2").json()
     record = records[2]
     assert game["final_scores"] == list(record.final_scores)

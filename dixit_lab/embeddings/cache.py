@@ -12,12 +12,19 @@ A pack holds ``embedder_id`` (0-d str), ``keys`` (n,) sha256 hex of each item's 
 written to a temporary file and moved into place with ``os.replace``, so a reader never sees a
 half-written pack and concurrent processes at worst compute the same batch twice. Packs make a
 lookup of ~3,000 clue texts a handful of file reads instead of thousands.
+
+A cache folder that cannot hold packs (``$DIXIT_LAB_CACHE`` naming a file, a read-only folder,
+a parent that cannot be created) is found before anything is computed: one warning per
+folder and process names it and the reason, and the run goes on with the vectors in memory
+(the same vectors, so the same games, as with a cache). A pack that cannot be saved later (a
+full disk) is the same warning; computed vectors are never thrown away.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,6 +50,10 @@ _PROGRESS_MIN_ITEMS = 64
 _MAX_PACKS = 32
 
 
+#: cache folders found unable to hold packs in this process (warned about once each)
+_UNUSABLE: set[Path] = set()
+
+
 def cache_root() -> Path:
     """``$DIXIT_LAB_CACHE`` or ``~/.cache/dixit_lab``."""
     env = os.environ.get("DIXIT_LAB_CACHE")
@@ -61,6 +72,39 @@ class EmbeddingCache:
 
     def __init__(self, root: str | Path | None = None) -> None:
         self.root = Path(root) if root is not None else cache_root()
+        self._from_environment = root is None
+        self._checked = False
+
+    def usable(self) -> bool:
+        """Whether packs can be saved under :attr:`root` (checked once, by creating the
+        folder and a file in it); if not, :meth:`give_up` warns."""
+        if self.root in _UNUSABLE:
+            return False
+        if not self._checked:
+            problem = _folder_problem(self.root / "embeddings")
+            if problem:
+                self.give_up(problem)
+                return False
+            self._checked = True
+        return True
+
+    def give_up(self, problem: str) -> None:
+        """Stop saving packs under :attr:`root` in this process, with one warning naming
+        the folder (and ``$DIXIT_LAB_CACHE`` when it comes from there) and ``problem``."""
+        if self.root in _UNUSABLE:
+            return
+        _UNUSABLE.add(self.root)
+        if self._from_environment and os.environ.get("DIXIT_LAB_CACHE"):
+            where = f"$DIXIT_LAB_CACHE={self.root}"
+        elif self._from_environment:
+            where = f"the embedding cache {self.root} (the default; $DIXIT_LAB_CACHE is unset)"
+        else:
+            where = f"the embedding cache {self.root}"
+        # one line: no source line under it (the problem is the folder, not the code)
+        warnings.warn_explicit(f"{where} cannot hold embeddings: {problem}; the vectors "
+                               f"computed now are kept in memory for this run only (point "
+                               f"$DIXIT_LAB_CACHE at a writable folder to keep them)",
+                               RuntimeWarning, "dixit_lab embedding cache", 0)
 
     def folder(self, embedder_id: str) -> Path:
         digest = hashlib.sha256(embedder_id.encode("utf-8")).hexdigest()[:20]
@@ -151,6 +195,21 @@ class EmbeddingCache:
                 path.unlink(missing_ok=True)
 
 
+def _folder_problem(folder: Path) -> str | None:
+    """Why no file can be written in ``folder`` (created if missing), or None."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".probe-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        for parent in (folder, *folder.parents):
+            if parent.exists() and not parent.is_dir():
+                return f"{parent} is a file, not a folder"
+        return f"{error.strerror or error} ({error.filename or folder})"
+    return None
+
+
 def _pack_problem(stored_id: str, keys: np.ndarray, vectors: np.ndarray, checksum: str,
                   embedder_id: str, dim: int) -> str | None:
     if stored_id != embedder_id:
@@ -196,6 +255,7 @@ def _cached_embed(embedder: Embedder, items: Sequence, keys: list[str],
         if key not in found and key not in missing:
             missing[key] = item
     if missing:
+        keep = cache.usable()  # known before any work: a cache that cannot hold them warns
         todo_keys = list(missing)
         todo = list(missing.values())
         parts: list[np.ndarray] = []
@@ -205,7 +265,11 @@ def _cached_embed(embedder: Embedder, items: Sequence, keys: list[str],
                 parts.append(check_output(compute(chunk), len(chunk), dim, embedder_id))
                 bar.update(len(chunk))
         computed = np.concatenate(parts)
-        cache.store(embedder_id, todo_keys, computed)
+        if keep:
+            try:
+                cache.store(embedder_id, todo_keys, computed)
+            except OSError as error:  # e.g. a full disk: the vectors stay in memory
+                cache.give_up(f"saving them failed: {error}")
         found.update(zip(todo_keys, computed, strict=True))
     if not keys:
         return np.zeros((0, dim), dtype=np.float32)

@@ -192,7 +192,8 @@ class Encoder:
             high[self._slices[name]] = 1.0
         rules = self.rules
         per_round = max(rules.storyteller_points, rules.finder_points,
-                        rules.all_or_none_points, rules.lone_finder_points or 0)
+                        rules.all_or_none_points, rules.lone_finder_points or 0,
+                        rules.all_found_points or 0)
         per_round += self.n_players  # vote bonuses
         low[self._slices["scores"]] = 0.0
         high[self._slices["scores"]] = float(per_round * rules.max_rounds)

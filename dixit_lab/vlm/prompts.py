@@ -26,8 +26,8 @@ SYSTEM = (
     "these cards are shuffled and laid out face up, numbered. The other players then vote "
     "for the card they think is the storyteller's; nobody may vote for their own card. "
     "Scoring: if all or none of the voters find the storyteller's card, the storyteller scores "
-    "0 and every other player {all_or_none_points}; otherwise the storyteller scores "
-    "{storyteller_points} and every finder {finder_points}{lone_finder_text}. Every player "
+    "0 and every other player {all_or_none_points}{all_found_text}; otherwise the storyteller "
+    "scores {storyteller_points} and every finder {finder_points}{lone_finder_text}. Every player "
     "other than the storyteller also scores 1 point for each vote on their own "
     "card{cap_text}. So the best clue is found by some players but not by all. {end_text}"
     "Always answer with the JSON object asked for, and nothing else."
@@ -120,7 +120,8 @@ def _check(kind: str, template: str) -> None:
 DEFAULT_TEMPLATES = Templates()
 
 TABLE_FIELDS = ("n_players", "me", "hand_size", "cards_per_player", "per_player_text",
-                "displayed", "all_or_none_points", "storyteller_points", "finder_points",
+                "displayed", "all_or_none_points", "all_found_points", "all_found_text",
+                "storyteller_points", "finder_points",
                 "lone_finder_points", "lone_finder_text", "vote_bonus_cap", "cap_text",
                 "target_score", "end_text")
 
@@ -131,6 +132,7 @@ def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
     lone = rules.lone_finder_points
     cap = rules.vote_bonus_cap
     target = rules.target_score
+    all_found = rules.all_found_points
     return {
         "n_players": n_players,
         "me": seat + 1,
@@ -139,16 +141,23 @@ def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
         "per_player_text": "a card" if per == 1 else f"{per} cards",
         "displayed": rules.displayed_cards(n_players),
         "all_or_none_points": rules.all_or_none_points,
+        "all_found_points": all_found,
+        "all_found_text": "" if all_found is None else
+        f" ({all_found} each instead when all of them find it)",
         "storyteller_points": rules.storyteller_points,
         "finder_points": rules.finder_points,
         "lone_finder_points": lone,
         "lone_finder_text": "" if lone is None else
         f" ({lone} each instead when exactly one player finds it)",
         "vote_bonus_cap": cap,
-        "cap_text": "" if cap is None else f", at most {cap} such points per round",
+        "cap_text": "" if cap is None else
+        f", at most {cap} such point{'' if cap == 1 else 's'} per round",
         "target_score": target,
-        "end_text": "" if target is None else
-        f"The game ends after the round in which a player reaches {target} points. ",
+        "end_text": ("" if target is None else
+                     f"The game ends after the round in which a player reaches {target} points. ")
+        + ("" if not rules.fixed_hands else
+           "Every round is played from the same hands: the cards played go back to their "
+           f"owners' hands. The game lasts {rules.max_rounds} rounds. "),
     }
 
 

@@ -1,40 +1,21 @@
-"""The model columns of ``agents.csv``: faults by class (from the game records) and, for the
-model agents, tokens, latency and cost (from the usage rows in ``exchanges/usage/``)."""
+"""The model columns of ``agents.csv``: faults by class (counted with the other sums of the
+games, :mod:`dixit_lab.game_stats`) and, for the model agents, tokens, latency and cost (from
+the usage rows in ``exchanges/usage/``)."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
-from dixit_lab.records import GameRecord, player_names
-
-__all__ = ["FAULT_KINDS", "USAGE_COLUMNS", "add_model_columns", "fault_kinds", "usage_table"]
+__all__ = ["FAULT_KINDS", "USAGE_COLUMNS", "add_model_columns", "usage_table"]
 
 #: fault classes with a column of their own (``faults_<kind>``), in this order; other kinds
 #: get a column after them
 FAULT_KINDS = ("illegal", "raised", "timeout", "crashed", "unparsable", "refused", "backend")
 USAGE_COLUMNS = ("model_decisions", "model_exchanges", "recorded_exchanges", "prompt_tokens",
                  "completion_tokens", "latency_s_per_decision", "cost_usd")
-
-
-def fault_kinds(records: Iterable[GameRecord]) -> pd.DataFrame:
-    """One row per player name: ``faults_<kind>`` counts of its seats' faults."""
-    counts: dict[str, Counter[str]] = {}
-    for record in records:
-        names = player_names(record)
-        for name in names:
-            counts.setdefault(name, Counter())
-        for rnd in record.rounds:
-            for fault in rnd.faults:
-                counts[names[fault.seat]][fault.kind] += 1
-    kinds = list(FAULT_KINDS) + sorted({k for c in counts.values() for k in c} - set(FAULT_KINDS))
-    return pd.DataFrame([{"player": name, **{f"faults_{kind}": c[kind] for kind in kinds}}
-                         for name, c in counts.items()],
-                        columns=["player", *(f"faults_{kind}" for kind in kinds)])
 
 
 def _usage_rows(folder: Path) -> list[dict]:
@@ -73,10 +54,11 @@ def usage_table(folder: str | Path) -> pd.DataFrame:
     return table[columns]
 
 
-def add_model_columns(agents: pd.DataFrame, records: list[GameRecord], folder: str | Path
+def add_model_columns(agents: pd.DataFrame, faults: pd.DataFrame, folder: str | Path
                       ) -> pd.DataFrame:
-    """``agents`` (the agent table) with the fault-class and model-usage columns."""
-    merged = agents.merge(fault_kinds(records), on="player", how="left")
+    """``agents`` (the agent table) with the fault-class columns of ``faults`` (one row per
+    player: :func:`dixit_lab.stats_tables.fault_frame`) and the model-usage columns."""
+    merged = agents.merge(faults, on="player", how="left")
     usage = usage_table(folder)
     if len(usage):
         merged = merged.merge(usage, on="player", how="left")

@@ -14,7 +14,11 @@ runs, games and cards are numbers, never paths taken from a URL.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import shutil
+import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, JSONResponse, Response
 
 from dixit_lab.cards import Deck, DeckError, load_deck
+from dixit_lab.record_files import find_records, is_compressed, open_records
 from dixit_lab.records import GameRecord, player_names
 from dixit_lab.web.server import card_image, make_app, page
 from dixit_lab.web.views import record_json
@@ -37,24 +42,38 @@ class _Run:
     label: str
     games_path: Path
     offsets: list[int] | None = None
+    #: a compressed games file, decompressed once into a temporary file to seek in
+    plain: Any = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _open(self) -> Any:
+        if not is_compressed(self.games_path):
+            return self.games_path.open("rb")
+        if self.plain is None:
+            self.plain = tempfile.TemporaryFile()  # noqa: SIM115 (kept open while served)
+            with open_records(self.games_path) as source:
+                shutil.copyfileobj(source, self.plain, 1 << 20)
+        return contextlib.nullcontext(self.plain)
 
     def index(self) -> list[int]:
         """Byte offsets of the game lines (computed on first use)."""
-        if self.offsets is None:
-            offsets, position = [], 0
-            with self.games_path.open("rb") as handle:
-                for line in handle:
-                    if line.strip():
-                        offsets.append(position)
-                    position += len(line)
-            self.offsets = offsets
-        return self.offsets
+        with self.lock:
+            if self.offsets is None:
+                offsets, position = [], 0
+                with self._open() as handle:
+                    handle.seek(0)
+                    for line in handle:
+                        if line.strip():
+                            offsets.append(position)
+                        position += len(line)
+                self.offsets = offsets
+            return self.offsets
 
     def record(self, number: int) -> GameRecord:
         offsets = self.index()
         if not 0 <= number < len(offsets):
             raise HTTPException(404, f"no game {number} in this run")
-        with self.games_path.open("rb") as handle:
+        with self.lock, self._open() as handle:
             handle.seek(offsets[number])
             line = handle.readline().decode("utf-8")
         try:
@@ -83,11 +102,11 @@ class ResultsIndex:
                     sub = root / (row.get("folder") or "")
                     label = ", ".join(f"{k}={v}" for k, v in row.items()
                                       if k not in ("point", "folder"))
-                    if (sub / "games.jsonl").is_file():
-                        index.runs.append(_Run(f"point {row.get('point')}: {label}",
-                                               sub / "games.jsonl"))
-        elif (root / "games.jsonl").is_file():
-            index.runs.append(_Run(root.name, root / "games.jsonl"))
+                    games = find_records(sub)
+                    if games is not None:
+                        index.runs.append(_Run(f"point {row.get('point')}: {label}", games))
+        elif find_records(root) is not None:
+            index.runs.append(_Run(root.name, find_records(root)))  # type: ignore[arg-type]
         if not index.runs:
             raise FileNotFoundError(f"{root} holds no games.jsonl (nor a sweep.csv of points "
                                     f"with games): is it a results folder?")

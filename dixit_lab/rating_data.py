@@ -1,0 +1,129 @@
+"""Games reduced to what the ratings need, in memory that does not grow with them much.
+
+A game, for the ratings, is its seats' player names and the order of their final scores. Two
+games with the same names in the same seats and the same ranks compare the same pairs the
+same way, so :class:`RatingData` keeps each distinct **pattern** once (its pairwise win
+counts) and, per game, only the number of its pattern (4 bytes): a million games of a fixed
+table are a few hundred patterns. The batch fit and its game bootstrap
+(:mod:`dixit_lab.ratings`) work on pattern counts; OpenSkill walks the games in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+__all__ = ["RatingData", "rating_data", "rating_data_from_arrays"]
+
+
+@dataclass(frozen=True)
+class RatingData:
+    """``names`` sorted; per pattern ``u``: ``wins[u, i * n_names + j]`` how often a seat of
+    ``i`` finished above a seat of ``j`` (ties count one half each), ``present[u, i]``
+    whether ``i`` sat, ``seats[u]`` its names by seat and ``ranks[u]`` the seats'
+    competition ranks (1 = best, ties share); ``pattern[g]`` the pattern of game ``g``."""
+
+    names: tuple[str, ...]
+    wins: sparse.csr_matrix
+    present: sparse.csr_matrix
+    seats: list[np.ndarray]
+    ranks: list[np.ndarray]
+    pattern: np.ndarray
+
+    @property
+    def games(self) -> int:
+        return len(self.pattern)
+
+    def counts(self, games: np.ndarray | None = None) -> np.ndarray:
+        """How often each pattern occurs among ``games`` (all games: None)."""
+        chosen = self.pattern if games is None else self.pattern[games]
+        return np.bincount(chosen, minlength=self.wins.shape[0]).astype(np.float64)
+
+    def games_played(self) -> dict[str, int]:
+        played = self.present.T @ self.counts()
+        return {name: round(float(played[i])) for i, name in enumerate(self.names)}
+
+
+def _ranks(scores: np.ndarray) -> np.ndarray:
+    """(G, n) competition ranks of (G, n) scores: 1 + how many seats scored more."""
+    return 1 + (scores[:, None, :] > scores[:, :, None]).sum(axis=2)
+
+
+def rating_data_from_arrays(names: Sequence[str],
+                            tables: Iterable[tuple[np.ndarray, np.ndarray]]) -> RatingData:
+    """:class:`RatingData` of games given as ``(seat_names, scores)`` array pairs, each
+    ``(G, n)``: indices into ``names`` and final scores, games in order."""
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    recode = np.empty(len(names), dtype=np.int64)
+    recode[order] = np.arange(len(names))
+    sorted_names = tuple(names[i] for i in order)
+    keys: list[np.ndarray] = []
+    widths: list[int] = []
+    for seat_names, scores in tables:
+        if not len(seat_names):
+            continue
+        width = seat_names.shape[1]
+        keys.append(np.concatenate([recode[seat_names], _ranks(np.asarray(scores, float))],
+                                   axis=1))
+        widths.append(width)
+    n_max = max(widths, default=0)
+    # the seats' names first, then the ranks, each padded to the widest table
+    padded = [np.concatenate([k[:, :w], np.full((len(k), n_max - w), -1), k[:, w:2 * w],
+                              np.full((len(k), n_max - w), -1)], axis=1)
+              if w < n_max else k for k, w in zip(keys, widths, strict=True)]
+    everything = np.concatenate(padded) if padded else np.zeros((0, 0), np.int64)
+    unique, pattern = (np.unique(everything, axis=0, return_inverse=True) if len(everything)
+                       else (everything, np.zeros(0, np.int64)))
+    seats = [row[:n_max][row[:n_max] >= 0] for row in unique]
+    ranks = [row[n_max:][row[:n_max] >= 0] for row in unique]
+    return _build(sorted_names, seats, ranks, np.asarray(pattern, dtype=np.int32).ravel())
+
+
+def _build(names: tuple[str, ...], seats: list[np.ndarray], ranks: list[np.ndarray],
+           pattern: np.ndarray) -> RatingData:
+    n_names = len(names)
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    present_rows: list[int] = []
+    present_cols: list[int] = []
+    for u, (who, rank) in enumerate(zip(seats, ranks, strict=True)):
+        for name in set(who.tolist()):
+            present_rows.append(u)
+            present_cols.append(name)
+        for a in range(len(who)):
+            for b in range(a + 1, len(who)):
+                if who[a] == who[b]:  # a name compared with itself says nothing
+                    continue
+                a_share = 0.5 * (1.0 + np.sign(rank[b] - rank[a]))
+                rows += [u, u]
+                cols += [int(who[a] * n_names + who[b]), int(who[b] * n_names + who[a])]
+                vals += [float(a_share), 1.0 - float(a_share)]
+    shape = (len(seats), n_names * n_names)
+    wins = sparse.coo_matrix((vals, (rows, cols)), shape=shape).tocsr()
+    present = sparse.coo_matrix((np.ones(len(present_rows)), (present_rows, present_cols)),
+                                shape=(len(seats), n_names)).tocsr()
+    return RatingData(names, wins, present, seats, ranks, pattern)
+
+
+def rating_data(games: Sequence[tuple[Sequence[str], Sequence[float]]]) -> RatingData:
+    """:class:`RatingData` of ``(players, scores)`` games (checked by
+    :func:`~dixit_lab.rating_games.check_games`)."""
+    names = sorted({name for players, _ in games for name in players})
+    index = {name: i for i, name in enumerate(names)}
+    by_size: dict[int, list[int]] = {}
+    for g, (players, _) in enumerate(games):
+        by_size.setdefault(len(players), []).append(g)
+    if len(by_size) <= 1:
+        seat_names = np.array([[index[name] for name in players] for players, _ in games],
+                              dtype=np.int64).reshape(len(games), -1)
+        scores = np.array([scores for _, scores in games], dtype=float).reshape(
+            len(games), -1)
+        return rating_data_from_arrays(names, [(seat_names, scores)])
+    # mixed table sizes: one array pair per game keeps the games in order
+    return rating_data_from_arrays(names, [
+        (np.array([[index[n] for n in players]]), np.array([scores], dtype=float))
+        for players, scores in games])
