@@ -1,5 +1,5 @@
-"""Fingerprints of every shipped experiment: the SHA-256 of each run's ``games.jsonl`` (every
-point of a sweep), with the games capped so that the whole check takes a minute or two.
+"""Fingerprints of every shipped experiment: the SHA-256 of each run's games, decompressed
+(every point of a sweep), with the games capped so that the whole check takes a minute or two.
 
     python benchmarks/check_shipped.py [--games 60] > before.txt
     (refactor)
@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from dixit_lab.experiment import ConfigError, expand_sweep, parse_config
+from dixit_lab.record_files import games_file, open_records
 from dixit_lab.runner import run_experiment
 from dixit_lab.seats import GameFailed
 
@@ -47,7 +48,8 @@ def main() -> None:
                     # seat needs a server (a VLM endpoint) that is not running here
                     print(f"{path.stem}{label or ''}: not run ({error})", flush=True)
                     continue
-                digest = hashlib.sha256((folder / "games.jsonl").read_bytes()).hexdigest()
+                with open_records(games_file(folder)) as games:  # .jsonl or .jsonl.zst
+                    digest = hashlib.sha256(games.read()).hexdigest()
                 print(f"{path.stem}{label or ''}: {digest[:16]}", flush=True)
 
 
