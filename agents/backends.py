@@ -88,10 +88,6 @@ class OneGame:
     pick = staticmethod(operator.getitem)  # hand[position]
 
     @staticmethod
-    def pick_all(hand: Sequence[int], positions: Sequence[int]) -> list[int]:
-        return [hand[position] for position in positions]
-
-    @staticmethod
     def columns(picked: list[int]) -> list[int]:
         return picked
 
@@ -127,15 +123,26 @@ class OneGame:
         return among[min(int(uniform * n), n - 1)]
 
     @staticmethod
-    def first_max(values: Sequence[Any], among: Sequence[int] | None = None) -> int:
-        return max(range(len(values)) if among is None else among, key=values.__getitem__)
+    def best_card(vector: Sequence[Any], hand: Sequence[int]) -> int:
+        """The card of ``hand`` with the highest ``vector[card]`` (ties: the earlier)."""
+        return max(hand, key=vector.__getitem__)
 
     @staticmethod
-    def top(values: Sequence[Any], count: int) -> list[int]:
-        """The ``count`` positions of the highest values (ties: the earlier position)."""
+    def best_cards(table: Any, clue: Any, hand: Sequence[int], count: int) -> list[int]:
+        """The ``count`` cards of ``hand`` highest in the clue's row, best first (ties: the
+        earlier)."""
+        row = table[clue]
         if count == 1:
-            return [max(range(len(values)), key=values.__getitem__)]
-        return sorted(range(len(values)), key=lambda i: -values[i])[:count]
+            return [max(hand, key=row.__getitem__)]
+        return sorted(hand, key=lambda card: -row[card])[:count]
+
+    @staticmethod
+    def best_other(table: Any, clue: Any, display: Sequence[int], own: Sequence[int]) -> int:
+        """The position of ``display``, not in ``own``, highest in the clue's row (ties: the
+        earlier)."""
+        row = table[clue]
+        return max([i for i in range(len(display)) if i not in own],
+                   key=lambda i: row[display[i]])
 
     @staticmethod
     def categorical(values: Sequence[float], temperature: float, uniform: float,
@@ -199,10 +206,6 @@ class ManyGames:
         return np.take_along_axis(hands, positions[:, None], axis=1)[:, 0]
 
     @staticmethod
-    def pick_all(hands: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        return np.take_along_axis(hands, positions, axis=1)
-
-    @staticmethod
     def columns(picked: list[np.ndarray]) -> np.ndarray:
         return np.stack(picked, axis=1)
 
@@ -240,13 +243,24 @@ class ManyGames:
     def uniform(cls, among: np.ndarray, uniform: np.ndarray) -> np.ndarray:
         return nth_allowed(among, cls.below(uniform, among.sum(axis=1)))
 
-    first_max = staticmethod(first_max)
+    @classmethod
+    def best_card(cls, vector: np.ndarray, hands: np.ndarray) -> np.ndarray:
+        return cls.pick(hands, first_max(vector[hands]))
 
-    @staticmethod
-    def top(values: np.ndarray, count: int) -> np.ndarray:
+    @classmethod
+    def best_cards(cls, table: np.ndarray, clues: np.ndarray, hands: np.ndarray,
+                   count: int) -> np.ndarray:
+        values = cls.lookup(table, clues, hands)
         if count == 1:
-            return first_max(values)[:, None]
-        return np.argsort(-values, axis=1, kind="stable")[:, :count]
+            order = first_max(values)[:, None]
+        else:
+            order = np.argsort(-values, axis=1, kind="stable")[:, :count]
+        return np.take_along_axis(hands, order, axis=1)
+
+    @classmethod
+    def best_other(cls, table: np.ndarray, clues: np.ndarray, display: np.ndarray,
+                   own: np.ndarray) -> np.ndarray:
+        return first_max(cls.lookup(table, clues, display), ~own)
 
     categorical = staticmethod(categorical_rows)
 

@@ -68,14 +68,11 @@ class LiteralPolicy:
 
     def tell(self, hands: Any, draws: Any) -> tuple[Any, Any]:
         on = self.on
-        cards = on.pick(hands, on.first_max(on.gather(self.best_similarity, hands)))
+        cards = on.best_card(self.best_similarity, hands)
         return cards, on.at(self.best_clue, cards)
 
     def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
-        on = self.on
-        return on.pick_all(hands, on.top(on.lookup(self.similarity, clues, hands), n_cards))
+        return self.on.best_cards(self.similarity, clues, hands, n_cards)
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
-        on = self.on
-        return on.first_max(on.lookup(self.similarity, clues, display),
-                            on.others(own, display))
+        return self.on.best_other(self.similarity, clues, display, own)

@@ -98,5 +98,4 @@ class PragmaticPolicy(ModelStorytellerPolicy):
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
         """The displayed card (not its own) with the highest exp(s / T) / P(decoy) ** λ."""
-        on = self.on
-        return on.first_max(on.lookup(self.vote_scores, clues, display), on.others(own, display))
+        return self.on.best_other(self.vote_scores, clues, display, own)

@@ -39,18 +39,18 @@ def decisions(on, table, hands, display, own, clues, u, temperature):
     shown = on.lookup(on.table(table), clues, display)
     allowed = on.others(own, display)
     return {
-        "first_max": on.first_max(values),
-        "first_max_among": on.first_max(shown, allowed),
-        "top1": on.pick_all(hands, on.top(values, 1)),
-        "top3": on.pick_all(hands, on.top(values, 3)),
         "categorical": on.categorical(values, temperature, u),
         "categorical_among": on.categorical(shown, temperature, u, allowed),
         "nth": on.nth(allowed, on.below(u, on.count(allowed))),
         "uniform": on.uniform(allowed, u),
         "pick": on.pick(hands, on.below(u, on.length(hands))),
         "without": on.categorical(values, temperature, u, on.without(
-            on.everything(hands), on.first_max(values))),
-        "gather": on.first_max(on.gather(on.vector(table[0]), hands)),
+            on.everything(hands), on.below(u, on.length(hands)))),
+        "gather": on.categorical(on.gather(on.vector(table[0]), hands), temperature, u),
+        "best_card": on.best_card(on.vector(table[1]), hands),
+        "best_cards": on.best_cards(on.table(table), clues, hands, 3),
+        "best_card_1": on.best_cards(on.table(table), clues, hands, 1),
+        "best_other": on.best_other(on.table(table), clues, display, own),
         "table": shown,
     }
 
