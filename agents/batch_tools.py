@@ -1,7 +1,7 @@
-"""Vectorised building blocks of the agents' batched policies (see dixit_lab.batched).
+"""Vectorised building blocks of the ``MANY`` backend (:mod:`dixit_lab_agents.backends`).
 
-Each function reproduces, row by row, the scalar computation of the reference agents,
-including their tie-breaking, so that both engines make the same choices.
+Each function gives, row by row, what the pure-Python primitive of the ``ONE`` backend gives
+for one game, including its tie-breaking, so that both engines make the same choices.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def categorical_rows(values: np.ndarray, temperature: float, uniform: np.ndarray
                      allowed: np.ndarray | None = None) -> np.ndarray:
     """Per row, the index drawn from softmax(values / temperature) at ``uniform``: the first
     column whose left-to-right cumulative weight exceeds ``uniform * total`` (as
-    ``agents.embedding_agent.categorical_small``). Columns not ``allowed`` weigh nothing and
+    ``backends.categorical_small``). Columns not ``allowed`` weigh nothing and
     are skipped, as if they were not in the list."""
     values = np.asarray(values, dtype=np.float64)
     if allowed is None:
@@ -46,10 +46,18 @@ def categorical_rows(values: np.ndarray, temperature: float, uniform: np.ndarray
     return np.where(above.any(axis=1), index, last_allowed)
 
 
+_FEW = 16
+
+
 def searchsorted_rows(sorted_rows: np.ndarray, rows: np.ndarray, targets: np.ndarray,
                       side: str = "left") -> np.ndarray:
     """``np.searchsorted(sorted_rows[r], t, side)`` for each (row index r, target t) pair,
-    by a vectorised binary search with exact comparisons."""
+    by a vectorised binary search with exact comparisons (a loop of ``np.searchsorted`` for
+    a few pairs, as one game's decision has)."""
+    if rows.size <= _FEW:
+        found = [np.searchsorted(sorted_rows[r], t, side=side)  # type: ignore[call-overload]
+                 for r, t in zip(rows.tolist(), targets.ravel(), strict=True)]
+        return np.array(found, dtype=np.int64).reshape(rows.shape)
     low = np.zeros(rows.shape, dtype=np.int64)
     high = np.full(rows.shape, sorted_rows.shape[1], dtype=np.int64)
     while True:

@@ -8,7 +8,6 @@ matrix. Decisions are lookups and a few NumPy operations; no model runs on the h
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 
 import numpy as np
@@ -16,7 +15,7 @@ import numpy as np
 from dixit_lab.agent import Agent, GameContext
 from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError, get_space
 
-__all__ = ["EmbeddingAgent", "categorical_small", "top_cards"]
+__all__ = ["EmbeddingAgent"]
 
 _WARNED: set[tuple[str, int]] = set()  # (agent name, space) that warned of an unheard clue
 
@@ -52,7 +51,7 @@ class EmbeddingAgent(Agent):
             vars(self)["batch_policy"] = None
         self._space_override: EmbeddingSpace | None = None
         self.space: EmbeddingSpace
-        self._rows: dict[str, list[float]] = {}
+        self._rows = _ClueRows(self)
         self._clue_ids: dict[str, int | None] = {}
         self._space_key: tuple[str, int] | None = None
 
@@ -72,7 +71,7 @@ class EmbeddingAgent(Agent):
         space = self._base_space(context)
         if getattr(self, "space", None) is not space:
             self.space = space
-            self._rows = {}
+            self._rows = _ClueRows(self)
             self._clue_ids = {}
             self.prepare(space)
         self._space_key = key if self._space_override is None else None
@@ -83,7 +82,7 @@ class EmbeddingAgent(Agent):
 
         space = NoisyView(self._base_space(context), self.noise, context.rng)
         self.space = space  # type: ignore[assignment]
-        self._rows = {}
+        self._rows = _ClueRows(self)
         self._clue_ids = {}
         self.prepare(space)  # type: ignore[arg-type]
 
@@ -117,43 +116,35 @@ class EmbeddingAgent(Agent):
 
         A clue outside the bank is embedded on the fly when the model is installed; without
         the model the agent warns (once per process) and sees every card as equally similar."""
-        row = self._rows.get(text)
-        if row is None:
-            try:
-                vector = self.space.text_similarity(text)
-            except (KeyError, ModelUnavailableError) as error:
-                key = (self.name, id(self.space))
-                if key not in _WARNED:  # once per agent and space: a model storyteller's
-                    _WARNED.add(key)   # every clue is new
-                    warnings.warn(f"agent {self.name!r} cannot perceive clue {text!r} ({error}); "
-                                  f"it treats every card as equally similar for this and any "
-                                  f"other clue outside the bank (warned once per process)",
-                                  stacklevel=2)
-                vector = np.zeros(len(self.space.deck), dtype=np.float32)
-            row = self._rows[text] = [float(x) for x in vector]
+        return self._rows[text]
+
+    @property
+    def clue_rows(self) -> dict[str, list[float]]:
+        """``clue_row`` as a mapping from the clue's text (computed on first use)."""
+        return self._rows
+
+    def _perceive_clue(self, text: str) -> list[float]:
+        try:
+            vector = self.space.text_similarity(text)
+        except (KeyError, ModelUnavailableError) as error:
+            key = (self.name, id(self.space))
+            if key not in _WARNED:  # once per agent and space: a model storyteller's
+                _WARNED.add(key)   # every clue is new
+                warnings.warn(f"agent {self.name!r} cannot perceive clue {text!r} ({error}); "
+                              f"it treats every card as equally similar for this and any "
+                              f"other clue outside the bank (warned once per process)",
+                              stacklevel=4)
+            vector = np.zeros(len(self.space.deck), dtype=np.float32)
+        return np.asarray(vector).tolist()  # Python floats, as float(x) gives
+
+
+class _ClueRows(dict[str, list[float]]):
+    """An agent's clue rows by text, each perceived on first use."""
+
+    def __init__(self, agent: EmbeddingAgent) -> None:
+        super().__init__()
+        self.agent = agent
+
+    def __missing__(self, text: str) -> list[float]:
+        row = self[text] = self.agent._perceive_clue(text)
         return row
-
-
-def top_cards(row: list[float], cards: tuple[int, ...] | list[int], count: int) -> list[int]:
-    """The ``count`` cards with the highest ``row[card]`` (ties: the earlier card)."""
-    if count == 1:
-        return [max(cards, key=row.__getitem__)]
-    return sorted(cards, key=lambda card: -row[card])[:count]
-
-
-def categorical_small(values: list[float], temperature: float, uniform: float) -> int:
-    """Index drawn from softmax(values / temperature) by inverting the CDF at ``uniform``.
-    Pure Python: faster than NumPy for the handful of cards of a hand or a table. The sum is
-    accumulated left to right (not with ``sum``, whose rounding changed in Python 3.12), as
-    the batched engine's cumulative sum does."""
-    top = max(values)
-    cumulative = []
-    total = 0.0
-    for value in values:
-        total += math.exp((value - top) / temperature)
-        cumulative.append(total)
-    threshold = uniform * total
-    for index, bound in enumerate(cumulative):
-        if threshold < bound:
-            return index
-    return len(values) - 1

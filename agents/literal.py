@@ -8,8 +8,9 @@ import numpy as np
 
 from dixit_lab.agent import Clue, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab_agents.batch_tools import check_same_bank, first_max
-from dixit_lab_agents.embedding_agent import EmbeddingAgent, top_cards
+from dixit_lab_agents.backends import MANY, ONE, Backend
+from dixit_lab_agents.batch_tools import check_same_bank
+from dixit_lab_agents.embedding_agent import EmbeddingAgent
 
 
 @register_agent("literal")
@@ -21,59 +22,57 @@ class LiteralAgent(EmbeddingAgent):
       best-described card") with that clue.
     * As listener: submits the card(s) of its hand most similar to the clue, and votes for the
       displayed card (not its own) most similar to the clue.
+
+    Its decisions are :class:`LiteralPolicy`'s, for one game here and for many in the
+    batched engine.
     """
 
     def prepare(self, space: EmbeddingSpace) -> None:
         similarity = space.similarity
         best = np.argmax(similarity, axis=0)  # per card
-        self.best_clue = best.tolist()
-        self.best_similarity = similarity[best, np.arange(similarity.shape[1])].tolist()
+        self.best_clue = best
+        self.best_similarity = similarity[best, np.arange(similarity.shape[1])]
+        self.decide = LiteralPolicy(self, ONE)
 
     def tell(self, view: TellView) -> Clue:
-        card = max(view.hand, key=self.best_similarity.__getitem__)
-        return Clue(card, self.space.clues.texts[self.best_clue[card]])
+        card, clue = self.decide.tell(view.hand, None)
+        return Clue(card, self.space.clues.texts[clue])
 
     def submit(self, view: SubmitView) -> list[int]:
-        return top_cards(self.clue_row(view.clue), view.hand, view.n_cards)
+        return self.decide.submit(view.hand, view.clue, view.n_cards, None)
 
     def vote(self, view: VoteView) -> int:
-        row = self.clue_row(view.clue)
-        display, own = view.display, view.own_positions
-        allowed = [i for i in range(len(display)) if i not in own]
-        return max(allowed, key=lambda i: row[display[i]])
+        return self.decide.vote(view.display, view.own_positions, view.clue, None)
 
     def batch_policy(self) -> LiteralPolicy:
         """The same decisions over many games at once (dixit_lab.batched)."""
-        return LiteralPolicy(self)
+        return LiteralPolicy(self, MANY)
 
 
 class LiteralPolicy:
-    """``literal``'s decisions over many games at once (see dixit_lab.batched)."""
+    """``literal``'s decisions, written once for both backends (:mod:`.backends`): ``ONE``
+    for one game (a clue is its text), ``MANY`` for the batched engine (a clue is its row of
+    the clue bank)."""
 
-    def __init__(self, agent: LiteralAgent) -> None:
-        self.similarity = np.asarray(agent.space.similarity)            # (clues, cards)
-        self.best_similarity = np.array(agent.best_similarity)          # as the agent's list
-        self.best_clue = np.array(agent.best_clue, dtype=np.int64)
+    def __init__(self, agent: LiteralAgent, on: Backend = MANY) -> None:
+        self.on = on
+        # the similarity of a clue (by row for MANY, by text for ONE) with every card
+        self.similarity = np.asarray(agent.space.similarity) if on is MANY \
+            else agent.clue_rows
+        self.best_similarity = on.vector(agent.best_similarity)
+        self.best_clue = on.vector(agent.best_clue)
         self.clue_texts = agent.space.clues.texts
 
     def bind(self, texts: tuple[str, ...]) -> None:
         check_same_bank(self.clue_texts, texts)
 
-    def tell(self, hands: np.ndarray, draws: Any) -> tuple[np.ndarray, np.ndarray]:
-        cards = np.take_along_axis(hands, first_max(self.best_similarity[hands])[:, None],
-                                   axis=1)[:, 0]
-        return cards, self.best_clue[cards]
+    def tell(self, hands: Any, draws: Any) -> tuple[Any, Any]:
+        on = self.on
+        cards = on.best_card(self.best_similarity, hands)
+        return cards, on.at(self.best_clue, cards)
 
-    def submit(self, hands: np.ndarray, clues: np.ndarray, n_cards: int,
-               draws: Any) -> np.ndarray:
-        values = self.similarity[clues[:, None], hands]
-        if n_cards == 1:
-            order = first_max(values)[:, None]
-        else:
-            order = np.argsort(-values, axis=1, kind="stable")[:, :n_cards]
-        return np.take_along_axis(hands, order, axis=1)
+    def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
+        return self.on.best_cards(self.similarity, clues, hands, n_cards)
 
-    def vote(self, display: np.ndarray, own: np.ndarray, clues: np.ndarray,
-             draws: Any) -> np.ndarray:
-        values = self.similarity[clues[:, None], display].astype(np.float64)
-        return first_max(values, ~own)
+    def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
+        return self.on.best_other(self.similarity, clues, display, own)

@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 
 from dixit_lab.agent import Clue, GameContext, TellView
+from dixit_lab.embeddings import EmbeddingSpace
 from dixit_lab.listener_model import ListenerModel, listener_model
+from dixit_lab_agents.backends import MANY, ONE, Backend
 from dixit_lab_agents.batch_tools import orderable, searchsorted_rows
 from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
@@ -28,6 +30,11 @@ class ModelStoryteller(LiteralAgent):
     it assumes the other listeners choose the cards they submit: ``"softmax"`` (drawn by a
     softmax of similarities with the same temperature, as the ``softmax`` population does)
     or ``"best"`` (their best match, as ``literal`` does).
+
+    When its scores depend on the (card, clue) pair alone (:meth:`score_matrix`), its tell is
+    :class:`ModelStorytellerPolicy`'s, for one game here and for many in the batched engine;
+    scores that depend on the hand or the game (:meth:`pair_scores`) are searched pair by
+    pair, and such an agent has no batched policy.
     """
 
     tolerance: float = 0.01
@@ -44,6 +51,10 @@ class ModelStoryteller(LiteralAgent):
         self.model: ListenerModel
         self._shape: tuple[Any, ...] | None = None
 
+    def prepare(self, space: EmbeddingSpace) -> None:
+        super().prepare(space)
+        self._shape = None  # a new space: new tables at the next begin_game
+
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
         n, rules = context.n_players, context.rules
@@ -56,7 +67,15 @@ class ModelStoryteller(LiteralAgent):
                                     rules.cards_per_player(n), n - 2,
                                     self.temperature if self.decoys == "softmax" else None)
         self.similarity_by_card = np.ascontiguousarray(self.space.similarity.T)
+        self.new_table(context)
         self.table_scores = self.score_matrix()
+        if self.table_scores is not None:
+            self.near_best = NearBest(self.table_scores, self.similarity_by_card,
+                                      self.tolerance)
+            self.decide = self.policy(ONE)
+
+    def new_table(self, context: GameContext) -> None:
+        """Precompute what depends on the table shape (players, rules) and the space."""
 
     def score_matrix(self) -> np.ndarray | None:
         """(n_cards, n_clues) scores to maximise, when they do not depend on the rest of the
@@ -71,7 +90,10 @@ class ModelStoryteller(LiteralAgent):
         return self.table_scores[hand]
 
     def tell(self, view: TellView) -> Clue:
-        hand = list(view.hand)
+        if self.table_scores is not None:
+            card, clue = self.decide.tell(view.hand, None)
+            return Clue(card, self.space.clues.texts[clue])
+        hand = list(view.hand)  # scores that depend on the hand: every pair of it
         scores = self.pair_scores(hand)
         near = scores >= scores.max() - self.tolerance
         similarity = np.where(near, self.similarity_by_card[hand], -np.inf)
@@ -96,28 +118,32 @@ class ModelStoryteller(LiteralAgent):
         found = self.model.find[cards, np.maximum(clues, 0)].astype(np.float64)
         return np.where(clues >= 0, found, np.nan)
 
+    def policy(self, on: Backend) -> ModelStorytellerPolicy:
+        """Its decisions on backend ``on`` (call after ``begin_game``)."""
+        return ModelStorytellerPolicy(self, on)
+
     def batch_policy(self) -> ModelStorytellerPolicy:
         """The same decisions over many games at once (dixit_lab.batched)."""
         if self.table_scores is None:
             raise ValueError(f"{self.name} has no batched policy")
-        return ModelStorytellerPolicy(self)
+        return self.policy(MANY)
 
 
-class ModelStorytellerPolicy(LiteralPolicy):
-    """A model storyteller's tell over many games at once; listens like ``literal``.
+class NearBest:
+    """A fixed score table, indexed for the tell: among the (card of the hand, clue) pairs
+    whose score is within ``tolerance`` of the hand's best, the clue most similar to its card.
 
-    The reference tell keeps the (card, clue) pairs whose score is within ``tolerance`` of
-    the hand's best and picks the most similar of them. Here each card's clues are sorted by
-    score once, with a running best (similarity, then lowest clue row) along that order, so a
-    tell is a binary search per card of the hand and a lookup.
+    Each card's clues are sorted by score once, with a running best (similarity, then lowest
+    clue row) along that order, so a tell is a binary search per card of the hand and a
+    lookup.
     """
 
-    def __init__(self, agent: ModelStoryteller) -> None:
-        super().__init__(agent)
-        scores = np.asarray(agent.table_scores, dtype=np.float32)
-        similarity = np.asarray(agent.similarity_by_card, dtype=np.float32)
-        n_clues = scores.shape[1]
-        self.tolerance = np.float32(agent.tolerance)
+    def __init__(self, scores: np.ndarray, similarity_by_card: np.ndarray,
+                 tolerance: float) -> None:
+        scores = np.asarray(scores, dtype=np.float32)
+        similarity = np.asarray(similarity_by_card, dtype=np.float32)
+        self.n_clues = scores.shape[1]
+        self.tolerance = np.float32(tolerance)
         self.card_best = scores.max(axis=1)
         self.ascending = np.sort(scores, axis=1)
         order = np.argsort(-scores, axis=1, kind="stable")
@@ -125,10 +151,10 @@ class ModelStorytellerPolicy(LiteralPolicy):
         keys = (orderable(sims) << np.uint64(32)) | (np.uint64(0xFFFFFFFF)
                                                      - order.astype(np.uint64))
         self.prefix = np.maximum.accumulate(keys, axis=1)
-        self.n_clues = n_clues
 
-    def tell(self, hands: np.ndarray, draws: Any) -> tuple[np.ndarray, np.ndarray]:
-        threshold = self.card_best[hands].max(axis=1) - self.tolerance   # float32, as the agent
+    def tell(self, hands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(R, h) hands -> the (R,) cards and clue rows told."""
+        threshold = self.card_best[hands].max(axis=1) - self.tolerance   # float32, as scores
         size, h = hands.shape
         flat = hands.ravel()
         near = self.n_clues - searchsorted_rows(self.ascending, flat, np.repeat(threshold, h))
@@ -138,3 +164,17 @@ class ModelStorytellerPolicy(LiteralPolicy):
         chosen = best[np.arange(size), position]
         clues = (np.uint64(0xFFFFFFFF) - (chosen & np.uint64(0xFFFFFFFF))).astype(np.int64)
         return hands[np.arange(size), position], clues
+
+
+class ModelStorytellerPolicy(LiteralPolicy):
+    """A model storyteller's decisions on a backend (:mod:`.backends`): its tell is
+    :class:`NearBest`'s, in NumPy on one row for ``ONE``; it listens like ``literal``."""
+
+    def __init__(self, agent: ModelStoryteller, on: Backend = MANY) -> None:
+        super().__init__(agent, on)
+        self.near_best = agent.near_best
+
+    def tell(self, hands: Any, draws: Any) -> tuple[Any, Any]:
+        on = self.on
+        cards, clues = self.near_best.tell(on.as_rows(hands))
+        return on.from_rows(cards), on.from_rows(clues)

@@ -3,7 +3,6 @@ why decoys look like the clue."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -11,6 +10,8 @@ import numpy as np
 from dixit_lab.agent import GameContext, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
 from dixit_lab.listener_model import expected_storyteller_points
+from dixit_lab_agents.backends import MANY, Backend
+from dixit_lab_agents.literal import LiteralPolicy
 from dixit_lab_agents.model_storyteller import ModelStoryteller, ModelStorytellerPolicy
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
@@ -62,50 +63,39 @@ class PragmaticAgent(ModelStoryteller):
     #: storyteller's
     loose_submitters = 0.1
 
-    def begin_game(self, context: GameContext) -> None:
-        super().begin_game(context)
+    def new_table(self, context: GameContext) -> None:
         hand = context.rules.hand_size_for(context.n_players)
         per_player = context.rules.cards_per_player(context.n_players)
         loose = self.loose_submitters
-        self.log_decoy = (self.decoy_discount * np.log(
-            (1 - loose) * self.model.decoy_probability + loose * per_player / hand)).tolist()
+        self.log_decoy = self.decoy_discount * np.log(
+            (1 - loose) * self.model.decoy_probability + loose * per_player / hand)
+        # the vote's score of every (clue, card): log preference - log P(decoy) ** λ
+        self.vote_scores = self.preference - self.log_decoy[self.rank]
 
     def score_matrix(self) -> np.ndarray:
         points = expected_storyteller_points(self.model.find, self.voters, self.context.rules,
                                              self.model.find_variance)
         return points.astype(np.float32)
 
-    def batch_policy(self) -> PragmaticPolicy:
-        """The same decisions over many games at once (dixit_lab.batched)."""
-        return PragmaticPolicy(self)
+    def policy(self, on: Backend) -> PragmaticPolicy:
+        return PragmaticPolicy(self, on)
 
     def vote(self, view: VoteView) -> int:
         clue = self.clue_id(view.clue)
-        if clue is None:
-            return super().vote(view)  # a clue outside the bank: fall back on similarity
-        told, rank, decoy = self.preference[clue], self.rank[clue], self.log_decoy
-        display, own = view.display, view.own_positions
-        best, best_score = -1, -math.inf
-        for position, card in enumerate(display):
-            if position in own:
-                continue
-            score = float(told[card]) - float(decoy[rank[card]])
-            if score > best_score:
-                best, best_score = position, score
-        return best
+        if clue is None:  # a clue outside the bank: vote on similarity, like literal
+            return LiteralPolicy.vote(self.decide, view.display, view.own_positions, view.clue,
+                                      None)
+        return self.decide.vote(view.display, view.own_positions, clue, None)
 
 
 class PragmaticPolicy(ModelStorytellerPolicy):
-    """``pragmatic``'s decisions over many games at once: its Bayesian vote."""
+    """``pragmatic``'s decisions on a backend (:mod:`.backends`): its Bayesian vote (a clue
+    is its row of the clue bank for both)."""
 
-    def __init__(self, agent: PragmaticAgent) -> None:
-        super().__init__(agent)
-        self.preference = agent.preference
-        self.rank = agent.rank
-        self.log_decoy = np.array(agent.log_decoy)
+    def __init__(self, agent: PragmaticAgent, on: Backend = MANY) -> None:
+        super().__init__(agent, on)
+        self.vote_scores = on.table(agent.vote_scores)
 
-    def vote(self, display: np.ndarray, own: np.ndarray, clues: np.ndarray,
-             draws: Any) -> np.ndarray:
-        rows = clues[:, None]
-        scores = self.preference[rows, display] - self.log_decoy[self.rank[rows, display]]
-        return np.argmax(np.where(own, -np.inf, scores), axis=1)
+    def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
+        """The displayed card (not its own) with the highest exp(s / T) / P(decoy) ** λ."""
+        return self.on.best_other(self.vote_scores, clues, display, own)

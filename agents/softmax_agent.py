@@ -9,8 +9,9 @@ import numpy as np
 
 from dixit_lab.agent import Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab_agents.batch_tools import categorical_rows, check_same_bank, searchsorted_rows
-from dixit_lab_agents.embedding_agent import EmbeddingAgent, categorical_small
+from dixit_lab_agents.backends import MANY, ONE, Backend, without_replacement
+from dixit_lab_agents.batch_tools import check_same_bank
+from dixit_lab_agents.embedding_agent import EmbeddingAgent
 
 DEFAULT_TEMPERATURE = 0.05
 
@@ -29,7 +30,8 @@ class SoftmaxAgent(EmbeddingAgent):
 
     Each draw inverts the softmax's cumulative distribution at one number of the seat's
     counter-based stream (``context.uniforms``). ``noise`` > 0: a per-game perception noise
-    (see :class:`~agents.embedding_agent.EmbeddingAgent`).
+    (see :class:`~agents.embedding_agent.EmbeddingAgent`). Its decisions are
+    :class:`SoftmaxPolicy`'s, for one game here and for many in the batched engine.
     """
 
     def __init__(self, temperature: float = DEFAULT_TEMPERATURE, embedder: str = "conse",
@@ -41,80 +43,67 @@ class SoftmaxAgent(EmbeddingAgent):
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
-        self._u = context.uniforms.next
+        self._draws = context.uniforms
 
     def prepare(self, space: EmbeddingSpace) -> None:
         similarity = np.asarray(space.similarity, dtype=np.float64)
-        self.best_similarity = similarity.max(axis=0).tolist()
+        self.best_similarity = similarity.max(axis=0)
         # per card, the cumulative softmax weights over the clue bank (for one-draw sampling)
         logits = similarity.T / self.temperature
         weights = np.exp(logits - logits.max(axis=1, keepdims=True))
         self.clue_cdf = np.cumsum(weights, axis=1)
+        self.decide = SoftmaxPolicy(self, ONE)
 
     def tell(self, view: TellView) -> Clue:
-        hand = view.hand
-        card = hand[categorical_small([self.best_similarity[c] for c in hand], self.temperature,
-                                      self._u())]
-        cdf = self.clue_cdf[card]
-        clue = int(np.searchsorted(cdf, self._u() * cdf[-1], side="right"))
-        return Clue(card, self.space.clues.texts[min(clue, len(cdf) - 1)])
+        card, clue = self.decide.tell(view.hand, self._draws)
+        return Clue(card, self.space.clues.texts[clue])
 
     def submit(self, view: SubmitView) -> list[int]:
-        row = self.clue_row(view.clue)
-        hand = list(view.hand)
-        chosen = []
-        for _ in range(view.n_cards):
-            index = categorical_small([row[c] for c in hand], self.temperature, self._u())
-            chosen.append(hand.pop(index))
-        return chosen
+        return self.decide.submit(view.hand, view.clue, view.n_cards, self._draws)
 
     def vote(self, view: VoteView) -> int:
-        row = self.clue_row(view.clue)
-        display = view.display
-        allowed = [i for i in range(len(display)) if i not in view.own_positions]
-        index = categorical_small([row[display[i]] for i in allowed], self.temperature,
-                                  self._u())
-        return allowed[index]
+        return self.decide.vote(view.display, view.own_positions, view.clue, self._draws)
 
     def batch_policy(self) -> SoftmaxPolicy:
         """The same decisions over many games at once (dixit_lab.batched)."""
-        return SoftmaxPolicy(self)
+        return SoftmaxPolicy(self, MANY)
 
 
 class SoftmaxPolicy:
-    """``softmax``'s decisions over many games at once (see dixit_lab.batched)."""
+    """``softmax``'s decisions, written once for both backends (:mod:`.backends`; a clue is
+    its text for ``ONE``, its row of the clue bank for ``MANY``)."""
 
-    def __init__(self, agent: SoftmaxAgent) -> None:
+    def __init__(self, agent: SoftmaxAgent, on: Backend = MANY) -> None:
+        self.on = on
         self.temperature = agent.temperature
-        self.similarity = np.asarray(agent.space.similarity)
-        self.best_similarity = np.array(agent.best_similarity)
+        self.similarity = np.asarray(agent.space.similarity) if on is MANY \
+            else agent.clue_rows
+        self.best_similarity = on.vector(agent.best_similarity)
         self.clue_cdf = agent.clue_cdf
+        self.clue_total = on.vector(agent.clue_cdf[:, -1])
+        self.last_clue = agent.clue_cdf.shape[1] - 1
         self.clue_texts = agent.space.clues.texts
 
     def bind(self, texts: tuple[str, ...]) -> None:
         check_same_bank(self.clue_texts, texts)
 
-    def tell(self, hands: np.ndarray, draws: Any) -> tuple[np.ndarray, np.ndarray]:
-        index = categorical_rows(self.best_similarity[hands], self.temperature, draws.next())
-        cards = np.take_along_axis(hands, index[:, None], axis=1)[:, 0]
-        cdf = self.clue_cdf
-        targets = draws.next() * cdf[cards, -1]
-        clues = searchsorted_rows(cdf, cards, targets, side="right")
-        return cards, np.minimum(clues, cdf.shape[1] - 1)
+    def tell(self, hands: Any, draws: Any) -> tuple[Any, Any]:
+        """A card ∝ exp(best clue similarity / T), then a clue ∝ exp(similarity / T), each
+        by inverting the cumulative weights at one draw."""
+        on = self.on
+        index = on.categorical(on.gather(self.best_similarity, hands), self.temperature,
+                               draws.next())
+        cards = on.pick(hands, index)
+        clues = on.searchsorted(self.clue_cdf, cards, draws.next() * on.at(self.clue_total, cards))
+        return cards, on.minimum(clues, self.last_clue)
 
-    def submit(self, hands: np.ndarray, clues: np.ndarray, n_cards: int,
-               draws: Any) -> np.ndarray:
-        values = self.similarity[clues[:, None], hands].astype(np.float64)
-        remaining = np.ones(hands.shape, dtype=bool)
-        chosen = np.empty((hands.shape[0], n_cards), dtype=hands.dtype)
-        rows = np.arange(hands.shape[0])
-        for i in range(n_cards):
-            column = categorical_rows(values, self.temperature, draws.next(), remaining)
-            chosen[:, i] = hands[rows, column]
-            remaining[rows, column] = False
-        return chosen
+    def submit(self, hands: Any, clues: Any, n_cards: int, draws: Any) -> Any:
+        on = self.on
+        values = on.lookup(self.similarity, clues, hands)
+        return without_replacement(on, hands, n_cards, draws, lambda remaining, u: (
+            on.categorical(values, self.temperature, u, remaining)))
 
-    def vote(self, display: np.ndarray, own: np.ndarray, clues: np.ndarray,
-             draws: Any) -> np.ndarray:
-        values = self.similarity[clues[:, None], display].astype(np.float64)
-        return categorical_rows(values, self.temperature, draws.next(), ~own)
+    def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
+        on = self.on
+        return on.categorical(on.lookup(self.similarity, clues, display), self.temperature,
+                              draws.next(), on.others(own, display))

@@ -14,7 +14,6 @@ and is reshuffled at the same rounds in every game; only a target score ends gam
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -22,15 +21,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from dixit_lab.agent import Agent, GameContext
+from dixit_lab.batch_output import columns, json_lines
 from dixit_lab.cards import Deck
-from dixit_lab.records import ROUND_FIELDS, round_json_keys
+from dixit_lab.record_batches import GameBatch
 from dixit_lab.rules import RuleSet, search_points, vote_bonus
 from dixit_lab.seeding import (
     Streams,
     game_key,
     game_keys,
     seat_bases_many,
-    seed_fields,
     stream_base,
     uniforms,
 )
@@ -54,7 +53,18 @@ class Draws:
 
 
 class BatchPolicy(Protocol):
-    """An agent's decisions over many games at once (rows), exactly as the agent decides."""
+    """An agent's decisions over many games at once (rows), exactly as the agent decides.
+
+    ``clue_texts`` is the clue bank the policy perceives (None: it names its clues by
+    ``words``, which must all be in the table's bank); the engine calls ``bind`` with the
+    table's bank before the first decision. The built-in agents' policies are written once
+    for both engines (``dixit_lab_agents.backends``)."""
+
+    clue_texts: tuple[str, ...] | None
+
+    def bind(self, texts: tuple[str, ...]) -> None:
+        """Fix the table's clue bank (the clue rows ``tell`` returns and the others get)."""
+        ...
 
     def tell(self, hands: np.ndarray, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
         """(R, h) hands -> (cards, clue rows of the clue bank), each (R,)."""
@@ -124,15 +134,25 @@ def play_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     if not tables:
         return []
     games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds)
-    return games.json_lines(rounds, rules, deck, names, clue_texts, metas)
+    return json_lines(games, rounds, rules, deck, names, clue_texts, metas)
+
+
+def play_batch_columns(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+                       seeds: Sequence[Any], metas: Sequence[dict[str, Any]],
+                       indices: Sequence[int]) -> tuple[list[str], GameBatch]:
+    """:func:`play_batch`'s JSON lines and the same games as a
+    :class:`~dixit_lab.record_batches.GameBatch` (``indices``: their record indices)."""
+    games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds)
+    return (json_lines(games, rounds, rules, deck, names, clue_texts, metas),
+            columns(games, rounds, rules, deck, names, clue_texts, metas, indices))
 
 
 def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
               seeds: Sequence[Any]) -> tuple[_Batch, list[dict[str, np.ndarray]], list[str],
                                              Sequence[str]]:
     """Play the games of :func:`play_batch`: their state, their rounds' arrays, the agents'
-    names and the clue texts (for the records: ``_Batch.json_lines``, and
-    :mod:`dixit_lab.batch_columns`)."""
+    names and the clue texts (for the records: ``batch_output.json_lines``, and
+    :mod:`dixit_lab.batch_output`)."""
     if len(tables) != len(seeds):
         raise ValueError(f"{len(tables)} tables for {len(seeds)} seeds")
     if not tables:
@@ -375,88 +395,6 @@ class _Batch:
         self.pile = self.pile[:, :pile_length - drawn]
         return mode == "end_when_last_drawn" and self.pile.shape[1] == 0
 
-    # -- records ---------------------------------------------------------------------------
-
-    def json_lines(self, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
-                   names: Sequence[str], clue_texts: Sequence[str],
-                   metas: Sequence[dict[str, Any]] | None) -> list[str]:
-        """The records as JSON lines, byte for byte as ``GameRecord.to_json`` writes them
-        (written from templates: ``json.dumps`` per game would cost more than the games)."""
-        from dixit_lab.game import _options
-
-        def dumps(value: Any) -> str:
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-        def array(values: list[Any]) -> str:
-            return str(values).replace(" ", "")
-
-        top = max([1, *(int(r[key].max()) for r in rounds
-                        for key in ("display", "hand", "scores", "points", "card"))])
-        numbers = np.array([str(i) for i in range(-1, top + 1)], dtype=object)
-        numbers[0] = "null"  # -1 marks the storyteller's vote
-        ended = np.array([v + "\x00" for v in numbers.tolist()], dtype=object)
-
-        def rows(matrix: np.ndarray) -> np.ndarray:
-            """The rows of a small-integer matrix as JSON arrays without brackets (object
-            array of str), built by C-level joins rather than one f-string per row."""
-            cells = numbers[matrix + 1]
-            cells[:, -1] = ended[matrix[:, -1] + 1]
-            parts = ",".join(cells.ravel().tolist()).split("\x00,")
-            parts[-1] = parts[-1][:-1]
-            return np.array(parts, dtype=object)
-
-        b = len(self.seeds)
-        keys = round_json_keys()
-        clue_json = np.array([dumps(text) for text in clue_texts], dtype=object)
-        by_round = np.full((len(rounds), b), "", dtype=object)
-        for index, rnd in enumerate(rounds):
-            values = {"storyteller": numbers[rnd["storyteller"] + 1],
-                      "clue": clue_json[rnd["clue"]],
-                      "storyteller_card": numbers[rnd["card"] + 1],
-                      "display": rows(rnd["display"]), "card_owner": rows(rnd["card_owner"]),
-                      "votes": rows(rnd["votes"]), "points": rows(rnd["points"]),
-                      "scores": rows(rnd["scores"]), "storyteller_hand": rows(rnd["hand"])}
-            pieces: list[Any] = []
-            for (name, _), (opening, closing) in zip(ROUND_FIELDS, keys, strict=True):
-                pieces += [opening, values[name], closing]
-            by_round[index, rnd["rows"]] = _concat([*pieces, "}"], rnd["rows"].size)
-        played = (self.end_round + 1).tolist()  # a game plays rounds 0..end_round
-        game_rounds = np.array([",".join(fragments[:count]) for fragments, count
-                                in zip(by_round.T.tolist(), played, strict=True)], dtype=object)
-
-        before = f'"rules":{dumps(rules.name)},"rule_options":{dumps(_options(rules))},'
-        after = f',"deck":{dumps(deck.name)},"rounds":['
-        seatings, seating_rows = np.unique(self.seating, axis=0, return_inverse=True)
-        common = np.array([f'{before}"agents":{dumps([names[i] for i in seating])}{after}'
-                           for seating in seatings.tolist()], dtype=object)[seating_rows.ravel()]
-        heads = np.array([f'{{"seed":{e},"spawn_key":{array(list(k))},'
-                          for e, k in map(seed_fields, self.seeds)], dtype=object)
-        best = self.scores.max(axis=1, keepdims=True)
-        bits = ((self.scores == best) * (1 << np.arange(self.shape.n))).sum(axis=1)
-        winner_lists = np.array([str([s for s in range(self.shape.n) if mask >> s & 1])
-                                 .replace(" ", "") for mask in range(1 << self.shape.n)],
-                                dtype=object)
-        tails = np.array([f',"meta":{_meta_json(meta, dumps)}' if meta else ""
-                          for meta in (metas if metas is not None else [None] * b)],
-                         dtype=object)
-        return list(_concat([heads, common, game_rounds, '],"final_scores":[',
-                             rows(self.scores), '],"winners":', winner_lists[bits],
-                             ',"end_reason":"', self.end_reason, '"', tails, "}"], b))
-
-
-def _concat(columns: list[Any], size: int) -> np.ndarray:
-    """Row-wise concatenation of string columns (object arrays or constants) into ``size``
-    strings, with one C-level join and one split instead of an operation per cell."""
-    table = np.empty((size, len(columns) + 1), dtype=object)
-    for index, column in enumerate(columns):
-        table[:, index] = column
-    table[:, -1] = "\x01"  # JSON text never holds a raw control character
-    parts = "".join(table.ravel().tolist()).split("\x01")
-    return np.array(parts[:-1], dtype=object)
-
-
-_PLAYERS_JSON: dict[tuple[str, ...], str] = {}
-
 
 def score_batch(rules: RuleSet, teller: np.ndarray, display: np.ndarray,
                 card_owner: np.ndarray, votes: np.ndarray, cards: np.ndarray) -> np.ndarray:
@@ -479,15 +417,3 @@ def score_batch(rules: RuleSet, teller: np.ndarray, display: np.ndarray,
     points = points + vote_bonus(rules, received)
     is_teller = np.arange(n)[None, :] == teller[:, None]
     return np.where(is_teller, storyteller[finders][:, None], points)
-
-
-def _meta_json(meta: dict[str, Any], dumps: Any) -> str:
-    """``dumps(meta)``, with a fast path for the runner's {game, deal, players} (same bytes)."""
-    if (len(meta) == 3 and list(meta) == ["game", "deal", "players"]
-            and type(meta["game"]) is int and type(meta["deal"]) is int):
-        players = tuple(meta["players"])
-        text = _PLAYERS_JSON.get(players)
-        if text is None:
-            text = _PLAYERS_JSON[players] = dumps(list(players))
-        return f'{{"game":{meta["game"]},"deal":{meta["deal"]},"players":{text}}}'
-    return dumps(meta)

@@ -69,7 +69,10 @@ class Deck:
         return len(self.cards)
 
     def __copy__(self) -> Deck:
-        """Another deck object sharing the immutable cards and index (each seat's copy)."""
+        """Another deck object sharing the immutable cards and index (each seat's copy), and
+        the fingerprint, computed once on this deck (else every copy of every game hashes
+        every image again)."""
+        self.fingerprint  # noqa: B018 - cached in __dict__, which the copy takes
         twin = object.__new__(Deck)
         twin.__dict__.update(self.__dict__)
         return twin

@@ -200,8 +200,7 @@ _SHARED: dict[tuple[Any, ...], dict[str, Agent]] = {}
 
 def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = False
                   ) -> tuple[list[tuple[int, str]], Any]:
-    from dixit_lab.batch_columns import play_batch_columns
-    from dixit_lab.batched import play_batch
+    from dixit_lab.batched import play_batch, play_batch_columns
 
     deck = load_deck(setup.deck)
     shared = _SHARED.setdefault(setup.key, {})

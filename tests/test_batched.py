@@ -27,12 +27,15 @@ def compare(specs: list[str], preset: str, games: int, deck: str = "dreams",
 
 def test_check_batch_policy_passes_the_built_ins_and_catches_a_wrong_policy(monkeypatch):
     check_batch_policy("literal", games=3, players=(4,))
+    from dixit_lab_agents.backends import MANY
     from dixit_lab_agents.literal import LiteralPolicy
 
     original = LiteralPolicy.vote
 
-    def off_by_one(self, display, own, clues, draws):  # votes the next allowed card
+    def off_by_one(self, display, own, clues, draws):  # votes the next allowed card, batched
         votes = original(self, display, own, clues, draws)
+        if self.on is not MANY:
+            return votes
         return np.where(own[np.arange(len(votes)), (votes + 1) % display.shape[1]], votes,
                         (votes + 1) % display.shape[1])
 
