@@ -86,6 +86,11 @@ class EmbeddingAgent(Agent):
         self._clue_ids = {}
         self.prepare(space)  # type: ignore[arg-type]
 
+    def needs_card_images(self) -> bool:
+        """Whether this agent perceives the cards' images (it cannot play a deck without):
+        checked when a config is read, before anything is played."""
+        return self._space_override is None
+
     def _base_space(self, context: GameContext) -> EmbeddingSpace:
         space = self._space_override
         if space is None:

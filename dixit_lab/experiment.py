@@ -317,6 +317,15 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
         deck.check_playable(size, rules.hand_size_for(size), rules.displayed_cards(size))
     except DeckError as error:
         raise ConfigError(f"{source}: deck: {error}") from None
+    if not deck.has_images:
+        for index, player in enumerate(config.players):
+            if player.isolation == "process":
+                continue  # its code is never imported here
+            needs = getattr(make_agent(player.spec()), "needs_card_images", None)
+            if callable(needs) and needs():
+                raise ConfigError(f"{source}: players.{index}.agent: {player.spec()} "
+                                  f"perceives card images, but deck {config.deck!r} has "
+                                  f"none; use an image deck such as 'dreams'")
 
 
 def check_size(data: Any, source: str) -> None:

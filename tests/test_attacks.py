@@ -558,3 +558,12 @@ def test_the_sums_of_an_interrupted_run_are_recomputed_not_trusted(tmp_path):
     stats.write_text(json.dumps(data))
     run_experiment(config, folder, show_progress=False)
     assert (folder / "agents.csv").read_text() == (clean / "agents.csv").read_text()
+
+
+def test_an_agent_that_sees_images_on_a_deck_without_is_refused_before_the_folder(tmp_path,
+                                                                                   capsys):
+    config = {**BASE, "players": ["random", "softmax", "random"]}  # numbered-60: no images
+    out = tmp_path / "out"
+    code, err = cli(capsys, "run", str(write_config(tmp_path, config)), "--out", str(out))
+    assert code == 2 and "players.1.agent: softmax perceives card images" in err
+    assert not out.exists()
