@@ -225,7 +225,7 @@ def test_simulate_out_on_a_folder_is_refused_before_playing(tmp_path, capsys):
 
 
 def test_a_sweep_over_the_params_of_a_shorthand_player(tmp_path):
-    data = {**BASE, "players": ["random", "random", "softmax"],
+    data = {**BASE, "deck": "dreams", "players": ["random", "random", "softmax"],
             "sweep": {"players.2.params.temperature": [0.5, 2.0]}}
     points = list(expand_sweep(data, "s.yaml"))
     assert [p[2].seats()[2][1] for p in points] == ["softmax(temperature=0.5)",
