@@ -247,7 +247,8 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
             spec_pairs[code], kinds[code], np.stack([b[code] for b in binned], axis=1),
             bool(told[code]))
     stats.rating_names = names
-    stats.rating_games = [(seat_code.astype(np.int32), batch.final_scores.astype(np.int32))]
+    small = np.int16 if p < 2**15 and batch.final_scores.max(initial=0) < 2**15 else np.int32
+    stats.rating_games = [(seat_code.astype(small), batch.final_scores.astype(small))]
     return stats
 
 

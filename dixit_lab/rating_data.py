@@ -75,11 +75,26 @@ def rating_data_from_arrays(names: Sequence[str],
                               np.full((len(k), n_max - w), -1)], axis=1)
               if w < n_max else k for k, w in zip(keys, widths, strict=True)]
     everything = np.concatenate(padded) if padded else np.zeros((0, 0), np.int64)
-    unique, pattern = (np.unique(everything, axis=0, return_inverse=True) if len(everything)
-                       else (everything, np.zeros(0, np.int64)))
+    unique, pattern = _unique_rows(everything)
     seats = [row[:n_max][row[:n_max] >= 0] for row in unique]
     ranks = [row[n_max:][row[:n_max] >= 0] for row in unique]
     return _build(sorted_names, seats, ranks, np.asarray(pattern, dtype=np.int32).ravel())
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a small-integer matrix (values from -1) and the row of each: as
+    one int64 key per row when they fit (a million games: a sort of 8 MB), else row-wise."""
+    if not len(rows):
+        return rows, np.zeros(0, np.int64)
+    shifted = rows + 1
+    bits = max(int(shifted.max()).bit_length(), 1)
+    if bits * rows.shape[1] <= 62:
+        weights = (np.int64(1) << (bits * np.arange(rows.shape[1] - 1, -1, -1))).astype(np.int64)
+        keys = shifted.astype(np.int64) @ weights
+        _, first, pattern = np.unique(keys, return_index=True, return_inverse=True)
+        return rows[first], pattern.ravel()
+    unique, pattern = np.unique(rows, axis=0, return_inverse=True)
+    return unique, pattern.ravel()
 
 
 def _build(names: tuple[str, ...], seats: list[np.ndarray], ranks: list[np.ndarray],

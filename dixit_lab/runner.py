@@ -251,6 +251,8 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     done = _done_indices(folder, _line_check(config, specs))
     missing: Sequence[GameSpec] = specs if not done else [
         spec for spec in specs if spec.index not in done]
+    saved = len(done)  # games saved: the resumed ones, then each chunk's
+    del done
     setup = table_setup(config)
     parts = folder / "parts"
     start = time.perf_counter()
@@ -268,17 +270,17 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                                           parts=parts, records=records):
                     if results[0][1] is not None:  # not written by the worker itself
                         save_part(parts, results, records)  # type: ignore[arg-type]
-                    done.update(index for index, _ in results)
+                    saved += len(results)
                     written.add(results[0][0])
                     played += len(results)
                     bar.update(len(results))
         except KeyboardInterrupt:
-            print(f"\ninterrupted: {len(done)} of {len(specs)} games are saved in {folder}; "
+            print(f"\ninterrupted: {saved} of {len(specs)} games are saved in {folder}; "
                   f"run the same command again to play the rest", file=sys.stderr)
             raise
     wall = time.perf_counter() - start
-    if len(done) != len(specs):
-        raise RuntimeError(f"{folder}: {len(specs) - len(done)} games are missing after the "
+    if saved != len(specs):
+        raise RuntimeError(f"{folder}: {len(specs) - saved} games are missing after the "
                            f"run; run the same command again")
     stats = None
     if missing or parts.is_dir():
