@@ -55,46 +55,37 @@ def _ranks(scores: np.ndarray) -> np.ndarray:
 def rating_data_from_arrays(names: Sequence[str],
                             tables: Iterable[tuple[np.ndarray, np.ndarray]]) -> RatingData:
     """:class:`RatingData` of games given as ``(seat_names, scores)`` array pairs, each
-    ``(G, n)``: indices into ``names`` and final scores, games in order."""
+    ``(G, n)``: indices into ``names`` and final scores, games in order. A game's pattern is
+    the row of its seats' names then their ranks, padded with -1 to the widest table; rows
+    are packed into one int64 key a game when they fit (a million games: 8 MB to sort)."""
+    tables = [(s, r) for s, r in tables if len(s)]
     order = sorted(range(len(names)), key=lambda i: names[i])
     recode = np.empty(len(names), dtype=np.int64)
     recode[order] = np.arange(len(names))
     sorted_names = tuple(names[i] for i in order)
-    keys: list[np.ndarray] = []
-    widths: list[int] = []
-    for seat_names, scores in tables:
-        if not len(seat_names):
-            continue
-        width = seat_names.shape[1]
-        keys.append(np.concatenate([recode[seat_names], _ranks(np.asarray(scores, float))],
-                                   axis=1))
-        widths.append(width)
-    n_max = max(widths, default=0)
-    # the seats' names first, then the ranks, each padded to the widest table
-    padded = [np.concatenate([k[:, :w], np.full((len(k), n_max - w), -1), k[:, w:2 * w],
-                              np.full((len(k), n_max - w), -1)], axis=1)
-              if w < n_max else k for k, w in zip(keys, widths, strict=True)]
-    everything = np.concatenate(padded) if padded else np.zeros((0, 0), np.int64)
-    unique, pattern = _unique_rows(everything)
+    n_max = max((seat_names.shape[1] for seat_names, _ in tables), default=0)
+    bits = max(len(names), n_max).bit_length() + 1  # values -1..max, shifted by one
+    packed = bits * 2 * n_max <= 62
+
+    def rows(seat_names: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        w = seat_names.shape[1]
+        pad = np.full((len(seat_names), n_max - w), -1)
+        return np.concatenate([recode[seat_names], pad, _ranks(np.asarray(scores, float)),
+                               pad], axis=1)
+
+    if not tables:
+        return _build(sorted_names, [], [], np.zeros(0, np.int32))
+    if packed:
+        weights = np.int64(1) << (bits * np.arange(2 * n_max - 1, -1, -1, dtype=np.int64))
+        keys = np.concatenate([(rows(s, r) + 1) @ weights for s, r in tables])
+        distinct, pattern = np.unique(keys, return_inverse=True)
+        unique = (distinct[:, None] // weights[None, :]) % (np.int64(1) << bits) - 1
+    else:
+        unique, pattern = np.unique(np.concatenate([rows(s, r) for s, r in tables]), axis=0,
+                                    return_inverse=True)
     seats = [row[:n_max][row[:n_max] >= 0] for row in unique]
     ranks = [row[n_max:][row[:n_max] >= 0] for row in unique]
     return _build(sorted_names, seats, ranks, np.asarray(pattern, dtype=np.int32).ravel())
-
-
-def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of a small-integer matrix (values from -1) and the row of each: as
-    one int64 key per row when they fit (a million games: a sort of 8 MB), else row-wise."""
-    if not len(rows):
-        return rows, np.zeros(0, np.int64)
-    shifted = rows + 1
-    bits = max(int(shifted.max()).bit_length(), 1)
-    if bits * rows.shape[1] <= 62:
-        weights = (np.int64(1) << (bits * np.arange(rows.shape[1] - 1, -1, -1))).astype(np.int64)
-        keys = shifted.astype(np.int64) @ weights
-        _, first, pattern = np.unique(keys, return_index=True, return_inverse=True)
-        return rows[first], pattern.ravel()
-    unique, pattern = np.unique(rows, axis=0, return_inverse=True)
-    return unique, pattern.ravel()
 
 
 def _build(names: tuple[str, ...], seats: list[np.ndarray], ranks: list[np.ndarray],
