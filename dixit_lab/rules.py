@@ -25,6 +25,7 @@ __all__ = [
     "RoundScore",
     "RuleSet",
     "get_rules",
+    "max_round_points",
     "round_outcome",
     "round_points",
     "score_round",
@@ -74,6 +75,9 @@ class RuleSet:
     all_found_points: int | None = None
     #: every round is played from the hands as dealt: the played cards go back, nobody draws
     fixed_hands: bool = False
+    #: a listener's points per vote on its own card (the vote bonus, at most
+    #: ``vote_bonus_cap`` points a round)
+    vote_bonus_points: int = 1
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -119,7 +123,8 @@ def _problems(rules: RuleSet) -> list[str]:
         value = getattr(rules, field)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             problems.append(f"{field} must be a positive integer, got {value!r}")
-    for field in ("storyteller_points", "finder_points", "all_or_none_points"):
+    for field in ("storyteller_points", "finder_points", "all_or_none_points",
+                  "vote_bonus_points"):
         value = getattr(rules, field)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             problems.append(f"{field} must be a non-negative integer, got {value!r}")
@@ -170,7 +175,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(RuleSet))
-_LATER_OPTIONS: dict[str, Any] = {"all_found_points": None, "fixed_hands": False}
+_LATER_OPTIONS: dict[str, Any] = {"all_found_points": None, "fixed_hands": False,
+                                   "vote_bonus_points": 1}
 
 
 def get_rules(name: str = "classic", **overrides: Any) -> RuleSet:
@@ -314,14 +320,21 @@ def search_points(rules: RuleSet, n_players: int
 
 
 def vote_bonus(rules: RuleSet, votes_received: Any) -> Any:
-    """A listener's bonus for the votes on its own card(s): one point a vote, capped at
-    ``vote_bonus_cap`` a round (an int, or elementwise on a NumPy array)."""
-    cap = rules.vote_bonus_cap
+    """A listener's bonus for the votes on its own card(s): ``vote_bonus_points`` a vote, at
+    most ``vote_bonus_cap`` points a round (an int, or elementwise on a NumPy array)."""
+    cap, points = rules.vote_bonus_cap, rules.vote_bonus_points
+    bonus = votes_received * points if points != 1 else votes_received
     if cap is None:
-        return votes_received
-    if isinstance(votes_received, int):
-        return min(cap, votes_received)
-    return np.minimum(votes_received, cap)
+        return bonus
+    if isinstance(bonus, int):
+        return min(cap, bonus)
+    return np.minimum(bonus, cap)
+
+
+def max_round_points(rules: RuleSet, n_players: int) -> int:
+    """The most points a seat can score in one round (bounds of observation spaces)."""
+    search = max(max(table) for table in search_points(rules, n_players))
+    return int(search + vote_bonus(rules, n_players - 1))
 
 
 def round_outcome(finders: int, voters: int) -> Outcome:

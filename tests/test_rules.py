@@ -54,6 +54,22 @@ def test_worked_example_000(votes):
     assert score.search[LEA] == 3 and score.bonus[LEA] == 2
 
 
+@pytest.mark.parametrize("votes", list(_assignments_000())[:3])
+def test_a_vote_bonus_of_two_points_a_vote(votes):
+    """A rule variant is rules.py and this test: 000 with 2 points a vote on one's card.
+    Léa's two decoy votes give her 4, Tom's one 2; the search points are unchanged; the
+    records of the rule sets without it are unchanged (the option stays out of them)."""
+    rules = get_rules("classic", vote_bonus_points=2)
+    score = score_round(rules, JULIEN, OWNERS_000, votes)
+    assert (score.bonus[LEA], score.bonus[TOM], score.points[LEA]) == (4, 2, 7)
+    assert score.points[JULIEN] == 3 and score.search == score_round(
+        CLASSIC, JULIEN, OWNERS_000, votes).search
+    assert "vote_bonus_points" in rules.options() and "vote_bonus_points" not in \
+        CLASSIC.options()
+    capped = get_rules("classic", vote_bonus_points=2, vote_bonus_cap=3)
+    assert score_round(capped, JULIEN, OWNERS_000, votes).bonus[LEA] == 3
+
+
 # --- worked example 002: four players ---------------------------------------------------------
 ALICE, BOB, CHLOE, DAVID = range(4)
 REFRESH = get_rules("refresh")
@@ -305,8 +321,9 @@ def legal_rounds(draw):
     cap = draw(st.sampled_from([None, 1, 3]))
     lone = draw(st.sampled_from([None, 4]))
     all_found = draw(st.sampled_from([None, 3]))
-    rules = get_rules("refresh", vote_bonus_cap=cap, lone_finder_points=lone,
-                      all_found_points=all_found)
+    bonus = draw(st.sampled_from([1, 2]))
+    rules = get_rules("refresh", vote_bonus_cap=cap, vote_bonus_points=bonus,
+                      lone_finder_points=lone, all_found_points=all_found)
     return rules, storyteller, tuple(owners), votes
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from dixit_lab.agent import Clue, SubmitView, TellView, VoteView
 from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError
-from dixit_lab.rules import RuleSet
+from dixit_lab.rules import RuleSet, max_round_points
 
 __all__ = [
     "STEP_NAMES",
@@ -191,10 +191,7 @@ class Encoder:
             low[self._slices[name]] = 0.0
             high[self._slices[name]] = 1.0
         rules = self.rules
-        per_round = max(rules.storyteller_points, rules.finder_points,
-                        rules.all_or_none_points, rules.lone_finder_points or 0,
-                        rules.all_found_points or 0)
-        per_round += self.n_players  # vote bonuses
+        per_round = max_round_points(rules, self.n_players)
         low[self._slices["scores"]] = 0.0
         high[self._slices["scores"]] = float(per_round * rules.max_rounds)
         low[self._slices["round"]] = 0.0

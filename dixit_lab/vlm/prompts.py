@@ -28,7 +28,7 @@ SYSTEM = (
     "Scoring: if all or none of the voters find the storyteller's card, the storyteller scores "
     "0 and every other player {all_or_none_points}{all_found_text}; otherwise the storyteller "
     "scores {storyteller_points} and every finder {finder_points}{lone_finder_text}. Every player "
-    "other than the storyteller also scores 1 point for each vote on their own "
+    "other than the storyteller also scores {vote_bonus_text} for each vote on their own "
     "card{cap_text}. So the best clue is found by some players but not by all. {end_text}"
     "Always answer with the JSON object asked for, and nothing else."
 )
@@ -123,6 +123,7 @@ TABLE_FIELDS = ("n_players", "me", "hand_size", "cards_per_player", "per_player_
                 "displayed", "all_or_none_points", "all_found_points", "all_found_text",
                 "storyteller_points", "finder_points",
                 "lone_finder_points", "lone_finder_text", "vote_bonus_cap", "cap_text",
+                "vote_bonus_points", "vote_bonus_text",
                 "target_score", "end_text")
 
 
@@ -150,6 +151,9 @@ def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
         "lone_finder_text": "" if lone is None else
         f" ({lone} each instead when exactly one player finds it)",
         "vote_bonus_cap": cap,
+        "vote_bonus_points": rules.vote_bonus_points,
+        "vote_bonus_text": f"{rules.vote_bonus_points} point"
+        + ("" if rules.vote_bonus_points == 1 else "s"),
         "cap_text": "" if cap is None else
         f", at most {cap} such point{'' if cap == 1 else 's'} per round",
         "target_score": target,
