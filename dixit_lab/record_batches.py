@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["BATCH_GAMES", "OUTCOME_NAMES", "GameBatch", "batches_of_lines", "file_batches",
            "record_batches", "rule_sets"]
 
-#: games parsed at once: a few tens of MB of JSON, a few hundred MB at most while parsed
-BATCH_GAMES = 20_000
+#: games parsed at once: 30 MB of JSON, a few hundred MB while parsed (what `report` peaks at)
+BATCH_GAMES = 10_000
 
 
 def _schema() -> pa.Schema:
