@@ -9,7 +9,7 @@ import sys
 import textwrap
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from dixit_lab.agent import AgentSpecError, agent_parameters, available_agents, get_agent_class
@@ -90,11 +90,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
+def _at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``minimum``."""
+    def check(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
+        return value
+
+    return check
+
+
+_positive, _non_negative = _at_least(1), _at_least(0)
 
 
 def _check_output_file(path: str, option: str) -> None:
@@ -104,13 +111,6 @@ def _check_output_file(path: str, option: str) -> None:
         raise CliError(f"{option} {path} is a folder; give a file name")
     if not target.parent.is_dir():
         raise CliError(f"{option} {path}: folder {target.parent} does not exist")
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 def _print_summary(records: list, n_players: int) -> None:

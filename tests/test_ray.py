@@ -23,18 +23,9 @@ from dixit_lab.rules import get_rules  # noqa: E402
 from dixit_lab.runner import run_experiment, run_sweep  # noqa: E402
 from dixit_lab.tournament import GameFailed, TableSetup, play_chunk, schedule_games  # noqa: E402
 from tests.games_files import games_text  # noqa: E402
+from tests.test_runner import CONFIG as RUNNER_CONFIG  # noqa: E402
 
-CONFIG = {
-    "name": "ray-test",
-    "seed": 5,
-    "rules": "classic",
-    "deck": "dreams",
-    "players": ["literal", "softmax", {"agent": "ambiguity", "params": {"target": 0.4}},
-                "random"],
-    "games": 40,
-    "schedule": {"kind": "rotation"},
-    "executor": {"kind": "process", "chunk_size": 3},
-}
+CONFIG = {**RUNNER_CONFIG, "name": "ray-test"}  # the runner tests' table
 
 SETUP = TableSetup(seed=9, rules=get_rules("classic"), deck="dreams",
                    names=("a", "b", "c", "d"), specs=("literal", "softmax", "random", "random"),
