@@ -21,7 +21,7 @@ from dixit_lab.imports import ImportStringError, is_import_string, load_class
 from dixit_lab.registry import Registry, UnknownName
 from dixit_lab.rules import RuleSet
 from dixit_lab.seeding import CounterStream, seat_generator
-from dixit_lab.spec import SpecError, check_value, parse_spec, type_name
+from dixit_lab.spec import SpecError, _bare_value, check_value, parse_spec, type_name
 
 __all__ = [
     "AGENTS",
@@ -317,7 +317,8 @@ def canonical_spec(name: str, args: dict[str, Any]) -> str:
 def _format_value(value: Any) -> str:
     if isinstance(value, str):
         safe = value and all(ch.isalnum() or ch in "_-./:@+" for ch in value)
-        return value if safe and value not in ("None", "true", "false", "True", "False") \
+        # bare only where it reads back as this string (not "0.05", a number, nor "None")
+        return value if safe and value not in ("True", "False") and _bare_value(value) == value \
             else repr(value)
     return repr(value)
 
