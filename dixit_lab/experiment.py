@@ -317,6 +317,13 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
         deck.check_playable(size, rules.hand_size_for(size), rules.displayed_cards(size))
     except DeckError as error:
         raise ConfigError(f"{source}: deck: {error}") from None
+    if config.engine == "batched":  # refused here, before a results folder exists
+        from dixit_lab.runner import table_setup
+
+        try:
+            table_setup(config).engine_plan()
+        except ValueError as error:
+            raise ConfigError(f"{source}: engine: {error}") from None
     if not deck.has_images:
         for index, player in enumerate(config.players):
             if player.isolation == "process":

@@ -74,6 +74,10 @@ def _run_lines(agents: pd.DataFrame, summary: dict[str, Any], config: dict[str, 
         timing.append(f"{summary['games_per_second']:.1f} games/s")
     if summary.get("workers"):
         timing.append(f"{summary['workers']} worker(s)")
+    engine = config.get("engine_played") if isinstance(config, dict) else None
+    if isinstance(engine, dict) and engine.get("engine"):
+        lines.append(f"- **Engine:** {html_text(str(engine['engine']))}"  # specs: user text
+                     + (f" ({html_text(str(engine['why']))})" if engine.get("why") else ""))
     if timing:
         lines.append("- **Speed:** " + ", ".join(timing))
     faults = summary.get("faults")

@@ -28,7 +28,7 @@ from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
 from dixit_lab.progress import progress, stage
 from dixit_lab.record_files import RECORD_NAMES, compressor, open_text, records_name
 from dixit_lab.records import game_index
-from dixit_lab.results_config import DECK_PLAYED, deck_played
+from dixit_lab.results_config import DECK_PLAYED, ENGINE_PLAYED, deck_played
 from dixit_lab.results_integrity import FolderLock, check_saved_line
 from dixit_lab.run_parts import merge_parts, other_records, save_part
 from dixit_lab.tournament import GameSpec, TableSetup, schedule_games
@@ -191,9 +191,11 @@ def _merge(folder: Path, expected: int, records: str) -> None:
         path.unlink()
 
 
-def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
+def prepare_folder(config: ExperimentConfig, folder: Path,
+                   setup: TableSetup | None = None) -> None:
     """Create the results folder (or check that it holds this experiment) and write its
-    config.yaml: the resolved config, the version, the commit and the Python."""
+    config.yaml: the resolved config, the version, the commit, the Python, the deck and the
+    engine that plays the games (and why)."""
     from dixit_lab import __version__
 
     if folder.exists() and not folder.is_dir():
@@ -202,9 +204,11 @@ def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     resolved = config.resolved()
     _check_same_experiment(folder, resolved)
+    batched, why = (setup or table_setup(config)).engine_plan()
     header = {"experiment": resolved, "dixit_lab_version": __version__,
               "git_commit": git_commit(), "python": sys.version.split()[0],
-              DECK_PLAYED: deck_played(config.deck)}  # the deck by path and content
+              DECK_PLAYED: deck_played(config.deck),  # the deck by path and content
+              ENGINE_PLAYED: {"engine": "batched" if batched else "reference", "why": why}}
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
 
@@ -240,7 +244,12 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                 workers: int | None, chunk_size: int | None, show_progress: bool,
                 write_outputs: bool, address: str | None, exchanges: str | None) -> RunResult:
     """:func:`run_experiment` once the folder is locked."""
-    prepare_folder(config, folder)
+    setup = table_setup(config)
+    prepare_folder(config, folder, setup)
+    batched, why = setup.engine_plan()
+    if not batched and config.engine == "auto":  # said once a run, and in report.md
+        print(f"{config.name}: the reference engine plays these games ({why})",
+              file=sys.stderr)
     kind = executor or config.executor.kind
     address = address or config.executor.address
     count = workers or config.executor.workers
@@ -253,7 +262,6 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
         spec for spec in specs if spec.index not in done]
     saved = len(done)  # games saved: the resumed ones, then each chunk's
     del done
-    setup = table_setup(config)
     parts = folder / "parts"
     start = time.perf_counter()
     played = 0

@@ -68,29 +68,33 @@ class TableSetup:
 
     def batched(self) -> bool:
         """Whether games are played by the batched engine: ``auto`` uses it when every agent
-        supports it, ``batched`` insists, ``reference`` never does."""
+        supports it, ``batched`` insists (and raises naming what it cannot play),
+        ``reference`` never does."""
+        return self.engine_plan()[0]
+
+    def engine_plan(self) -> tuple[bool, str]:
+        """(batched engine?, why): the engine these games are played with and the reason, a
+        phrase for the terminal and the report (``engine: batched`` raises instead of
+        falling back)."""
         if self.engine == "reference":
-            return False
-        from dixit_lab.batched import batch_supported, rules_supported
+            return False, "engine: reference in the config"
+        from dixit_lab.batched import batch_blocker, rules_supported
 
         if any(isolated for isolated, _ in self.isolation):
-            if self.engine == "batched":
-                raise ValueError("engine 'batched' was asked for, but a player has isolation: "
-                                 "process; use engine: auto or reference")
-            return False
-
-        unsupported = sorted({spec for spec in self.specs
-                              if not batch_supported(make_agent(spec))})
-        if not rules_supported(self.rules):
-            if self.engine == "batched":
-                raise ValueError(f"engine 'batched' was asked for, but it does not play "
-                                 f"deck_exhausted={self.rules.deck_exhausted!r}; use engine: "
-                                 f"auto or reference")
-            return False
-        if unsupported and self.engine == "batched":
-            raise ValueError(f"engine 'batched' was asked for, but {', '.join(unsupported)} "
-                             f"has no batched policy; use engine: auto or reference")
-        return not unsupported
+            why = "a player has isolation: process"
+        elif not rules_supported(self.rules):
+            why = f"the batched engine does not play deck_exhausted={self.rules.deck_exhausted!r}"
+        else:
+            blockers = {spec: batch_blocker(make_agent(spec)) for spec in dict.fromkeys(
+                self.specs)}
+            why = "; ".join(f"{spec}: {reason}" for spec, reason in blockers.items()
+                            if reason is not None)
+            if not why:
+                return True, "every agent has a batched policy"
+        if self.engine == "batched":
+            raise ValueError(f"engine 'batched' was asked for, but {why}; use engine: auto "
+                             f"or reference")
+        return False, why
 
 
 class Schedule(Sequence[GameSpec]):
