@@ -148,7 +148,7 @@ def _policies(agents: Sequence[Agent], n: int, rules: RuleSet, deck: Deck
         cache = agent.__dict__.setdefault("_batch_policies", {})
         key = (n, rules, deck.name, len(deck))
         if key not in cache:  # prepared once per agent instance and table shape
-            agent.begin_game(GameContext(0, n, rules, deck, (name,) * n))
+            agent.begin_game(GameContext(0, n, rules, deck))
             cache[key] = agent.batch_policy()  # type: ignore[attr-defined]
         policies.append(cache[key])
     # one clue list for the table: the embedding agents' bank, or the policies' own words

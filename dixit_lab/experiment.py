@@ -208,6 +208,13 @@ class ExperimentConfig(_Strict):
         """(name, spec) of every seat of the pool, players expanded by ``count``."""
         return [(p.display_name(), p.spec()) for p in self.players for _ in range(p.count)]
 
+    def public_names(self) -> tuple[str, ...]:
+        """The name each seat of the pool (as :meth:`seats`) is known by at the table: the
+        player's ``name``, else ``player <k>`` (its place in ``players``, from 1). Never its
+        spec: how a player thinks is not public (its display name, in the tables, may be)."""
+        return tuple(p.name or f"player {index + 1}" for index, p in enumerate(self.players)
+                     for _ in range(p.count))
+
     def isolation(self) -> tuple[tuple[bool, float | None], ...]:
         """(isolated, decision timeout) of every seat of the pool, as :meth:`seats`."""
         return tuple(p.isolation_timeout() for p in self.players for _ in range(p.count))

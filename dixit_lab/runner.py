@@ -70,7 +70,8 @@ def table_setup(config: ExperimentConfig) -> TableSetup:
     return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
                       names=tuple(name for name, _ in seats),
                       specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
-                      engine=config.engine, isolation=config.isolation())
+                      engine=config.engine, isolation=config.isolation(),
+                      public=config.public_names())
 
 
 def chunk_size_for(config: ExperimentConfig, setup: TableSetup,

@@ -58,6 +58,9 @@ class TableSetup:
     engine: str = "auto"     # auto | reference | batched
     #: by pool seat: (in its own process?, decision timeout); empty: none isolated
     isolation: tuple[tuple[bool, float | None], ...] = ()
+    #: by pool seat: the name the other agents know it by (never its spec); empty: ``player
+    #: <k>``, its pool seat counted from 1
+    public: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -65,6 +68,10 @@ class TableSetup:
 
     def isolated(self, seat: int) -> tuple[bool, float | None]:
         return self.isolation[seat] if self.isolation else (False, None)
+
+    def public_names(self, seats: Sequence[int]) -> tuple[str, ...]:
+        """The public names of the pool seats ``seats`` (a table, by table seat)."""
+        return tuple(self.public[s] if self.public else f"player {s + 1}" for s in seats)
 
     def batched(self) -> bool:
         """Whether games are played by the batched engine: ``auto`` uses it when every agent
@@ -255,7 +262,7 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
         try:
             record = play_game(agents, setup.rules, deck, game_seed(setup.seed, spec.deal),
                                on_illegal=setup.on_illegal,  # type: ignore[arg-type]
-                               meta=meta)
+                               meta=meta, players=setup.public_names(spec.seats))
         except Exception as error:
             raise GameFailed(f"game {spec.index} (players {meta['players']}): "
                              f"{type(error).__name__}: {error}") from None
