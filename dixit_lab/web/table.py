@@ -107,9 +107,9 @@ class PlayTable:
         except Exception as error:
             with self.cond:  # for the pages: the seats by their public names, not specs
                 message = str(error)
-                for spec, public in sorted(zip(self.specs, self.public, strict=True),
-                                           key=lambda pair: -len(pair[0])):
-                    message = message.replace(spec, public)
+                for agent, public in sorted(zip(self.specs, self.public, strict=True),
+                                            key=lambda pair: -len(pair[0])):
+                    message = message.replace(agent, public)
                 self.error = f"{type(error).__name__}: {message}"
                 self._changed()
             raise
