@@ -121,8 +121,18 @@ class GameContext:
     config's ``name``, else ``player <k>``, its place in the config), never its agent spec,
     parameters, embedder or temperature."""
 
-    __slots__ = ("_base", "_first", "_rng", "_uniforms", "deck", "n_players", "players",
-                 "rules", "seat")
+    __slots__ = (
+        "_base",
+        "_first",
+        "_rng",
+        "_uniforms",
+        "_unperceived",
+        "deck",
+        "n_players",
+        "players",
+        "rules",
+        "seat",
+    )
 
     def __init__(
         self,
@@ -143,6 +153,23 @@ class GameContext:
         self._first = first_block
         self._rng: np.random.Generator | None = None
         self._uniforms: CounterStream | None = None
+        self._unperceived: set[str] = set()
+
+    def cannot_perceive(self, clue: str) -> None:
+        """Say that this seat cannot perceive ``clue`` (a text outside its clue bank, with no
+        model here to embed it): the engine records the seat in the ``unperceived`` field of
+        every round of this game with that clue, and ``agents.csv`` and ``report.md`` count
+        them. Nothing an agent says here changes the game."""
+        if isinstance(clue, str) and len(self._unperceived) < 10_000:
+            self._unperceived.add(clue)
+
+    def perceived(self, clue: str) -> bool:
+        """False if this seat said it cannot perceive ``clue`` (:meth:`cannot_perceive`)."""
+        return clue not in self._unperceived
+
+    def unperceived_clues(self) -> frozenset[str]:
+        """Every clue this seat said it cannot perceive in this game."""
+        return frozenset(self._unperceived)
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -181,6 +208,9 @@ class Agent:
     """
 
     name: ClassVar[str] = "agent"
+    #: whether its clues are free text, outside any clue bank (a person, a language model):
+    #: a config that seats it with listeners who cannot perceive such text is refused
+    writes_free_text: ClassVar[bool] = False
     spec: str
     context: GameContext
 

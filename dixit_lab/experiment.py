@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from dixit_lab.agent import AgentSpecError, make_agent
+from dixit_lab.agent import AgentSpecError, get_agent_class, make_agent
 from dixit_lab.cards import DeckError, load_deck
 from dixit_lab.errors import ConfigError
 from dixit_lab.rules import RuleSet, get_rules
@@ -331,6 +331,7 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
             table_setup(config).engine_plan()
         except ValueError as error:
             raise ConfigError(f"{source}: engine: {error}") from None
+    _check_free_text(config, source)
     if not deck.has_images:
         for index, player in enumerate(config.players):
             if player.isolation == "process":
@@ -340,6 +341,42 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
                 raise ConfigError(f"{source}: players.{index}.agent: {player.spec()} "
                                   f"perceives card images, but deck {config.deck!r} has "
                                   f"none; use an image deck such as 'dreams'")
+
+
+#: the extra that installs each source of free text (each brings the sentence encoder too)
+_SOURCE_EXTRAS = {"human": "web", "vlm": "vlm", "llm": "vlm"}
+
+
+def _check_free_text(config: ExperimentConfig, source: str) -> None:
+    """Refuse a config in which players who write free text (people, model agents) sit with
+    players who could not perceive it here (their embedder's text model is not installed),
+    naming both and the extra to install. Isolated players are not imported here: what they
+    cannot perceive is counted when the games are played, as for any custom agent."""
+    present = [index for index, player in enumerate(config.players)
+               if player.isolation != "process"]
+    writers = [i for i in present
+               if get_agent_class(parse_spec(config.players[i].agent)[0]).writes_free_text]
+    if not writers:
+        return
+    deaf = []
+    for index in present:
+        check = getattr(make_agent(config.players[index].spec()), "clue_perception_problem",
+                        None)
+        problem = check() if callable(check) else None
+        if problem is not None:
+            deaf.append((index, problem))
+    if not deaf:
+        return
+    names = [f"players.{i} ({config.players[i].display_name()})" for i in writers]
+    kinds = {parse_spec(config.players[i].agent)[0] for i in writers}
+    what, extra = deaf[0][1]
+    if extra == "offline":  # the sentence encoder: the extra of the free text's source has it
+        extra = ",".join(sorted({_SOURCE_EXTRAS.get(kind, "offline") for kind in kinds}))
+    listeners = ", ".join(f"players.{i} ({config.players[i].display_name()})" for i, _ in deaf)
+    raise ConfigError(f"{source}: players: {', '.join(names)} write free-text clues, which "
+                      f"{listeners} cannot perceive here: {what}; install it with pip "
+                      f"install 'dixit-lab[{extra}]' (from the clone: pip install -e "
+                      f"\".[{extra}]\"), or seat listeners that can")
 
 
 def check_size(data: Any, source: str) -> None:

@@ -310,6 +310,10 @@ class GameSteps:
             if self.faults:  # faults of the agents' ``observe`` of this round
                 record = record.with_faults(tuple(self.faults))
             self.faults = []
+            unheard = tuple(seat for seat, context in enumerate(self._contexts)
+                            if seat != storyteller and not context.perceived(record.clue))
+            if unheard:  # seats that could not perceive the clue (counted in agents.csv)
+                record = record.with_unperceived(unheard)
             rounds.append(record)
             discard.extend(record.display)
             if rules.target_score is not None and max(scores) >= rules.target_score:

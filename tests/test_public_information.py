@@ -76,8 +76,18 @@ def test_the_walk_finds_a_spec_where_one_is_handed():
         assert_public(texts, set(), ["softmax(temperature=0.0731)"])
 
 
+def _needs_sentence_encoder() -> None:
+    """People and models write free text: the embedding agents at their table need it."""
+    from dixit_lab.embeddings.encoder import sentence_encoder_problem
+
+    problem = sentence_encoder_problem()
+    if problem is not None:
+        pytest.skip(f"{problem[0]} (the web and vlm extras install it)")
+
+
 def test_a_person_at_the_web_table_sees_the_others_by_their_public_names(tmp_path):
     pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
+    _needs_sentence_encoder()
     pytest.importorskip("httpx", reason="fastapi's TestClient needs httpx")
     from fastapi.testclient import TestClient
 
@@ -95,6 +105,7 @@ def test_a_person_at_the_web_table_sees_the_others_by_their_public_names(tmp_pat
 
 def test_a_models_prompts_name_no_other_seats_spec(tmp_path):
     pytest.importorskip("httpx")
+    _needs_sentence_encoder()
     from dixit_lab.vlm.stub import StubServer
 
     with StubServer() as stub:
