@@ -98,6 +98,12 @@ def test_people_or_models_with_listeners_who_cannot_perceive_them_are_refused(
     assert "cannot perceive here: the sentence encoder needs sentence-transformers" in message
     assert f"pip install 'dixit-lab[{extra}]'" in message
     assert not (tmp_path / "out").exists()  # refused before the results folder exists
+    if config == "vlm_table.yaml":  # as docs/vlm.md quotes it
+        assert "players.0 (vlm) write free-text clues, which players.1 (pragmatic), " \
+               "players.2 (literal) cannot perceive here" in message
+        assert "players.0 (vlm) write free-text clues, which players.1 (pragmatic),\n" \
+               "players.2 (literal) cannot perceive here ... pip install 'dixit-lab[vlm]'" in (
+                   REPO / "docs" / "vlm.md").read_text()
 
 
 @pytest.mark.skipif(not _has_sentence_encoder(), reason="the sentence encoder is not "
