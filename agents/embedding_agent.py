@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-from dixit_lab.agent import Agent, GameContext
+from dixit_lab.core.agent import Agent, GameContext
 from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError, get_space
 
 __all__ = ["EmbeddingAgent"]
@@ -19,7 +19,7 @@ __all__ = ["EmbeddingAgent"]
 @functools.lru_cache(maxsize=64)
 def _check_perception(embedder: str, clues: str) -> None:
     """Raise (naming it) for an unknown embedder, embedder parameter or clue bank."""
-    from dixit_lab.clues import ClueBank
+    from dixit_lab.core.clues import ClueBank
     from dixit_lab.embeddings import make_embedder
 
     make_embedder(embedder)
@@ -117,7 +117,7 @@ class EmbeddingAgent(Agent):
 
         A clue outside the bank is embedded on the fly when the model is installed. Without
         the model the agent cannot perceive it: it says so to its context
-        (:meth:`~dixit_lab.agent.GameContext.cannot_perceive`, so the round records it and
+        (:meth:`~dixit_lab.core.agent.GameContext.cannot_perceive`, so the round records it and
         ``agents.csv`` counts it) and decides as if every card were equally similar."""
         return self._rows[text]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dixit_lab.agent import Agent, Clue
+from dixit_lab.core.agent import Agent, Clue
 
 #: the clue FreeTeller tells: in no clue bank, so a listener must embed it to perceive it
 FREE_CLUE = "a moonlit xylophone under the sea"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dixit_lab.agent import GameContext
-from dixit_lab.cards import Deck
-from dixit_lab.records import GameRecord
-from dixit_lab.rules import get_rules
+from dixit_lab.core.agent import GameContext
+from dixit_lab.core.cards import Deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.records.format import GameRecord
 from tests.free_text import FREE_CLUE, REPO, without_sentence_encoder
 
 FREE = f"{REPO / 'tests' / 'free_text.py'}:FreeTeller"
@@ -109,8 +109,8 @@ def test_people_or_models_with_listeners_who_cannot_perceive_them_are_refused(
 @pytest.mark.skipif(not _has_sentence_encoder(), reason="the sentence encoder is not "
                     "installed ([offline], [web] or [vlm])")
 def test_with_the_sentence_encoder_the_same_clue_is_perceived(tmp_path, monkeypatch):
-    from dixit_lab.experiment import load_config
-    from dixit_lab.runner import run_experiment
+    from dixit_lab.run.experiment import load_config
+    from dixit_lab.run.runner import run_experiment
 
     monkeypatch.setenv("DIXIT_LAB_CACHE", str(tmp_path / "cache"))  # embedded, not cached
 
@@ -154,7 +154,7 @@ def _name(requirement: str) -> str:
 
 
 def _first_line(folder: Path) -> str:
-    from dixit_lab.record_files import games_file, open_text
+    from dixit_lab.records.files import games_file, open_text
 
     with open_text(games_file(folder)) as handle:
         return handle.readline()

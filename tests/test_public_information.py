@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from dixit_lab.experiment import parse_config
-from dixit_lab.runner import run_experiment
+from dixit_lab.run.experiment import parse_config
+from dixit_lab.run.runner import run_experiment
 from tests.spies import texts_and_numbers
 
 SPIES = Path(__file__).with_name("spies.py")
@@ -65,9 +65,9 @@ def test_a_spy_that_walks_what_it_is_handed_finds_no_other_seats_spec(tmp_path, 
 
 def test_the_walk_finds_a_spec_where_one_is_handed():
     """A positive control: the spy's walk reaches the table names a context holds."""
-    from dixit_lab.agent import GameContext
-    from dixit_lab.cards import Deck
-    from dixit_lab.rules import get_rules
+    from dixit_lab.core.agent import GameContext
+    from dixit_lab.core.cards import Deck
+    from dixit_lab.core.rules import get_rules
 
     context = GameContext(0, 2, get_rules("classic"), Deck.numbered(84),
                           ("me", "softmax(temperature=0.0731)"))
