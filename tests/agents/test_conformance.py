@@ -86,7 +86,7 @@ def test_the_check_says_what_it_checked_and_its_verdict(capsys):
 
 
 def test_the_check_says_which_engine_plays_an_agent_that_inherits_a_policy(capsys):
-    from tests.test_batched import KthClue  # noqa: F401 - registers test-kth-clue
+    from tests.engine.test_batched import KthClue  # noqa: F401 - registers test-kth-clue
 
     check_agent("test-kth-clue(rank=30)", players=(4,), max_rounds=4)
     out = capsys.readouterr().out

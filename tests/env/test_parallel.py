@@ -301,7 +301,7 @@ def _documented_check_env() -> str:
     import re
     from pathlib import Path
 
-    page = (Path(__file__).resolve().parent.parent / "docs" / "environment.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "environment.md").read_text()
     blocks = [block for block in re.findall(r"^```python\n(.*?)^```", page, flags=re.M | re.S)
               if "check_env(" in block]
     assert len(blocks) == 1, "docs/environment.md shows one check_env block"
