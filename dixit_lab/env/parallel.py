@@ -158,7 +158,8 @@ class DixitParallelEnv(ParallelEnv):
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None
               ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         self.game = GameSteps(self.possible_agents, self.rules, self.deck,
-                              self.next_seed(seed), on_illegal=self.on_illegal)
+                              self.next_seed(seed), on_illegal=self.on_illegal,
+                              players=self.possible_agents)
         self.games_started += 1
         self.public_rounds = []
         self.record = None

@@ -68,15 +68,16 @@ class PlayTable:
         self.rules = config.rule_set()
         self.deck = load_deck(config.deck)
         seats = config.seats()
-        self.names = [name for name, _ in seats]
+        self.names = [name for name, _ in seats]   # in the records and tables
         self.specs = [spec for _, spec in seats]
+        self.public = config.public_names()         # what the seats see of each other
         self.isolation = config.isolation()
         players = human_players(config)
         if not players:
             raise ConfigError(f"config {config.name!r} has no seat for a person: add a player "
                               f"{{name: you, agent: human}}")
         self.folder = folder
-        self.humans = [HumanSeat(secrets.token_urlsafe(24), player, self.names[player])
+        self.humans = [HumanSeat(secrets.token_urlsafe(24), player, self.public[player])
                        for player in players]
         self.by_token = {human.token: human for human in self.humans}
         self.cond = threading.Condition()
@@ -104,8 +105,12 @@ class PlayTable:
         except Stopped:
             return
         except Exception as error:
-            with self.cond:
-                self.error = f"{type(error).__name__}: {error}"
+            with self.cond:  # for the pages: the seats by their public names, not specs
+                message = str(error)
+                for agent, public in sorted(zip(self.specs, self.public, strict=True),
+                                            key=lambda pair: -len(pair[0])):
+                    message = message.replace(agent, public)
+                self.error = f"{type(error).__name__}: {message}"
                 self._changed()
             raise
         finally:
@@ -130,10 +135,11 @@ class PlayTable:
 
     def _play(self, spec: GameSpec) -> None:
         names = tuple(self.specs[player] for player in spec.seats)
-        players = tuple(self.names[player] for player in spec.seats)
-        meta = {"game": spec.index, "deal": spec.deal, "players": list(players)}
+        meta = {"game": spec.index, "deal": spec.deal,
+                "players": [self.names[player] for player in spec.seats]}
+        players = tuple(self.public[player] for player in spec.seats)
         steps = GameSteps(names, self.rules, self.deck, game_seed(self.config.seed, spec.deal),
-                          on_illegal=self.config.on_illegal, meta=meta)
+                          on_illegal=self.config.on_illegal, meta=meta, players=players)
         with self.cond:
             self.game, self.players, self.history = spec, players, []
             self.round, self.storyteller, self.waiting = 0, None, set()
