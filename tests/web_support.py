@@ -108,8 +108,9 @@ def until_people_decide(table: PlayTable, timeout: float = 60.0) -> int:
 
 
 @contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """``app`` served by uvicorn on a loopback port, in a thread: its base URL."""
+def serving(app: Any) -> Iterator[tuple[str, Any]]:
+    """``app`` served by uvicorn on a loopback port, in a thread: its base URL and the
+    ``uvicorn.Server``."""
     from dixit_lab.web.server import bind, serve
 
     sock = bind("127.0.0.1", 0)
@@ -121,7 +122,7 @@ def serving(app: Any) -> Iterator[str]:
         while not server.started:
             assert time.monotonic() < deadline and thread.is_alive(), "the server never started"
             time.sleep(0.02)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", server
     finally:
         server.should_exit = True
         thread.join(timeout=10)
