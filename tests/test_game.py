@@ -407,6 +407,26 @@ def test_fallback_records_the_fault_and_goes_on(mistake):
     assert again.to_json() == record.to_json()
 
 
+def test_own_card_votes_make_a_vote_on_ones_own_card_legal():
+    """Under own_card_votes the engine takes such a vote (no fault, on_illegal="raise") and
+    scores it as round_points does; without it, each is a fault. Built-in agents never cast
+    one (it cannot find the storyteller's card): their games are the same under the option."""
+    from dixit_lab.cards import load_deck
+    from dixit_lab.rules import round_points
+
+    rules = get_rules("classic", own_card_votes=True)
+    record = play_game([make_agent("random"), Cheater("vote_own"), *randoms(2)], rules, DECK, 2)
+    assert all(rnd.card_owner[rnd.votes[1]] == 1 and not rnd.faults and rnd.points ==
+               round_points(rules, rnd.storyteller, rnd.card_owner, rnd.votes)
+               for rnd in record.rounds if rnd.storyteller != 1)
+    refused = play_game([make_agent("random"), Cheater("vote_own"), *randoms(2)],
+                        get_rules("classic"), DECK, 2, on_illegal="fallback")
+    assert {fault.seat for rnd in refused.rounds for fault in rnd.faults} == {1}
+    specs, deck = ["softmax", "literal", "random", "pragmatic"], load_deck("dreams")
+    assert play_game([make_agent(s) for s in specs], rules, deck, 4).rounds == play_game(
+        [make_agent(s) for s in specs], get_rules("classic"), deck, 4).rounds
+
+
 def test_on_illegal_must_be_known():
     with pytest.raises(ValueError, match="on_illegal"):
         play_game(randoms(4), get_rules("classic"), DECK, 1, on_illegal="ignore")  # type: ignore[arg-type]
