@@ -146,7 +146,8 @@ def _plot(folder: Path, settings: TuneConfig, candidates: list[Candidate]) -> No
     errors = [c.half_width if math.isfinite(c.half_width) else 0 for c in candidates]
     colors = ["tab:green" if c.alive else "tab:gray" for c in candidates]
     ax.errorbar(xs, means, yerr=errors, fmt="none", ecolor="0.6", capsize=3)
-    ax.scatter(xs, means, c=colors, zorder=3, label="search (biased upwards)")
+    ax.scatter(xs, means, c=colors, zorder=3,
+               label="search: green in the race, grey dropped (biased upwards)")
     ax.plot(xs, means, color="0.7", zorder=1)
     confirmed = [c for c in candidates if c.confirm_by_deal]
     if confirmed:
