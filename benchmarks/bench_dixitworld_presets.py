@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dixit_lab.agent import VoteView
-from dixit_lab.cards import load_deck
-from dixit_lab.experiment import parse_config
-from dixit_lab.rules import get_rules
-from dixit_lab.runner import run_experiment
+from dixit_lab.core.agent import VoteView
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.policy.backends import MANY
+from dixit_lab.run.experiment import parse_config
+from dixit_lab.run.runner import run_experiment
 from dixit_lab.testing import batch_differences
-from dixit_lab_agents.backends import MANY
 from dixit_lab_agents.softmax_agent import SoftmaxAgent, SoftmaxPolicy
 
 
