@@ -162,7 +162,10 @@ def _plot(folder: Path, settings: TuneConfig, candidates: list[Candidate]) -> No
     ax.set_xlabel(settings.parameter)
     ax.set_ylabel(f"{settings.metric.replace('_', ' ')}\n({settings.player}: mean, 95% CI)")
     in_race = [f"{c.value:g}" for c in candidates if c.alive]
-    ax.set_title(f"best value: {in_race[0]}" if len(in_race) == 1 else
-                 f"tied, cannot be separated: {', '.join(in_race)}", fontsize=10)
+    title = (f"best value: {in_race[0]}" if len(in_race) == 1 else
+             f"tied, cannot be separated: {', '.join(in_race)}")
+    ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    atomic_write(folder / "tune.png", lambda tmp: fig.savefig(tmp, format="png", dpi=120))
+    # the title also goes into the file's Title text chunk, where a script can read it
+    atomic_write(folder / "tune.png", lambda tmp: fig.savefig(
+        tmp, format="png", dpi=120, metadata={"Title": title}))

@@ -42,7 +42,8 @@ def test_tune_finds_that_middling_ambiguity_beats_the_extremes(tmp_path):
     summary = json.loads((tmp_path / "tune.json").read_text())
     assert summary["best_value"] == 0.5 and summary["verdict"] == "best"
     assert summary["still_in_race"] == [0.5]
-    Image.open(tmp_path / "tune.png").verify()
+    with Image.open(tmp_path / "tune.png") as png:
+        assert png.text["Title"] == "best value: 0.5"
     rows = read_rows(tmp_path)
     assert tuple(rows[0]) == CSV_COLUMNS
     assert [row["value"] for row in rows] == ["0.1", "0.5", "0.9"]
@@ -225,7 +226,8 @@ def test_nine_equal_candidates_are_named_as_tied(tmp_path, capsys, agent, listen
         assert {row["p_versus_leader"] for row in rows} == {"", "1.0000"}
     else:  # other games: the candidates' means differ, by chance only
         assert len({row["mean"] for row in rows}) > 1
-    Image.open(tmp_path / "out" / "tune.png").verify()
+    with Image.open(tmp_path / "out" / "tune.png") as png:
+        assert png.text["Title"] == f"tied, cannot be separated: {', '.join(values)}"
 
 
 def test_equal_candidates_are_rarely_dropped():
