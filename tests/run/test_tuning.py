@@ -10,7 +10,7 @@ import json
 import pytest
 from PIL import Image
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.core.agent import Agent, Clue
 from dixit_lab.run.experiment import ConfigError
 from dixit_lab.run.tune_report import CSV_COLUMNS
