@@ -443,7 +443,8 @@ def score_batch(rules: RuleSet, teller: np.ndarray, display: np.ndarray,
     found = voting & (votes == target[:, None])
     finders = found.sum(axis=1)
     owner_of_vote = np.take_along_axis(card_owner, np.maximum(votes, 0), axis=1)
-    decoy_votes = voting & ~found
+    # a vote on one's own card (own_card_votes) finds nothing and is received by nobody
+    decoy_votes = voting & ~found & (owner_of_vote != np.arange(n)[None, :])
     received = np.stack([(decoy_votes & (owner_of_vote == seat)).sum(axis=1)
                          for seat in range(n)], axis=1)
     storyteller, finder, missed = (np.asarray(table, dtype=np.int64)

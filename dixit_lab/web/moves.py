@@ -129,12 +129,12 @@ def _submit(view: SubmitView, move: Any) -> list[int]:
     return cards
 
 
-def _vote(view: VoteView, move: Any) -> int:
+def _vote(view: VoteView, move: Any, own_card_votes: bool = False) -> int:
     position = _integer(move, "the vote")
     if not 0 <= position < len(view.display):
         raise IllegalMove("position", f"vote for a displayed position 0..{len(view.display) - 1}"
                                       f"; {position} is not one")
-    if position in view.own_positions:
+    if position in view.own_positions and not own_card_votes:
         raise IllegalMove("own-card", "a player may never vote for their own card")
     return position
 
@@ -143,9 +143,10 @@ _CHECKS: dict[str, Callable[[Any, Any], Any]] = {"tell": _tell, "submit": _submi
                                                  "vote": _vote}
 
 
-def check_move(action: str, view: Any, body: Any) -> Any:
+def check_move(action: str, view: Any, body: Any, own_card_votes: bool = False) -> Any:
     """The engine's answer for ``body`` (``{"tell": ...}``, ``{"submit": ...}`` or
-    ``{"vote": ...}``) when the seat's pending decision is ``action`` on ``view``."""
+    ``{"vote": ...}``) when the seat's pending decision is ``action`` on ``view``
+    (``own_card_votes``: the rule that lets a player vote for their own card)."""
     if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in _CHECKS:
         raise IllegalMove("malformed", 'a move is one of {"tell": {"card": ID, "clue": TEXT}}, '
                                        '{"submit": [IDS]} or {"vote": POSITION}', 400)
@@ -153,4 +154,6 @@ def check_move(action: str, view: Any, body: Any) -> Any:
     if kind != action:
         raise IllegalMove("turn", f"the game waits for this seat to {action}, not to {kind}",
                           409)
+    if kind == "vote":
+        return _vote(view, move, own_card_votes)
     return _CHECKS[kind](view, move)
