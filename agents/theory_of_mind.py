@@ -8,17 +8,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dixit_lab.agent import GameContext, PublicRound, register_agent
+from dixit_lab.core.agent import GameContext, PublicRound, register_agent
 from dixit_lab.embeddings import get_space
 from dixit_lab.embeddings.perception import effective_temperature
-from dixit_lab.listener_model import expected_storyteller_points, listener_model
+from dixit_lab.listener.model import expected_storyteller_points, listener_model
 from dixit_lab_agents.model_storyteller import ModelStoryteller
 
 __all__ = ["DEFAULT_EMBEDDERS", "DEFAULT_NOISE_LEVELS", "DEFAULT_TEMPERATURES", "ListenerType",
            "TheoryOfMindAgent"]
 
 #: every registered embedder whose vectors ship for the bundled decks (usable offline);
-#: ``tests/test_theory_of_mind.py`` checks the list against the registry and data/embeddings
+#: ``tests/agents/test_theory_of_mind.py`` checks the list against the registry and data/embeddings
 DEFAULT_EMBEDDERS = "conse,ridge,text"
 #: a decade of softmax temperatures, 1-2-5 steps (0.05 is the shipped listeners')
 DEFAULT_TEMPERATURES = "0.02,0.05,0.1,0.2"

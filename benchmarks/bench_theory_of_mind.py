@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dixit_lab.agent import make_agent
-from dixit_lab.cards import load_deck
-from dixit_lab.game import play_game
-from dixit_lab.rules import get_rules
-from dixit_lab.seeding import game_seed
+from dixit_lab.core.agent import make_agent
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import play_game
 
 
 def _timed(agent: Any, method: str, times: list[float]) -> None:

@@ -24,10 +24,10 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from dixit_lab.agent import make_agent
-from dixit_lab.intervals import PairedDifference, paired_difference
-from dixit_lab.sweep_folder import sweep_points
-from dixit_lab.sweep_pairs import per_game_values
+from dixit_lab.core.agent import make_agent
+from dixit_lab.run.sweep_folder import sweep_points
+from dixit_lab.stats.intervals import PairedDifference, paired_difference
+from dixit_lab.stats.sweep_pairs import per_game_values
 
 STORYTELLER = "storyteller"
 METRIC = "storyteller_points_per_turn"

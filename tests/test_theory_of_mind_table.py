@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from dixit_lab.record_files import find_records
-from dixit_lab.records import read_jsonl
-from dixit_lab.runner import run_sweep
+from dixit_lab.records.files import find_records
+from dixit_lab.records.format import read_jsonl
+from dixit_lab.run.runner import run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "experiments" / "theory_of_mind_table.yaml"
