@@ -15,9 +15,9 @@ To a model of the votes, noise is a warmer temperature (:func:`effective_tempera
 softmax of temperature ``T`` chooses the card of highest ``s / T + G`` with ``G`` standard
 Gumbel noise (variance π²/6), so a noisy softmax listener chooses by ``s + σ ε + T G``, whose
 noise has the variance of a noiseless softmax at ``T_eff = sqrt(T² + 6 σ² / π²)``. Matching
-the variance is the usual logit-probit correspondence: ``tests/embeddings/test_perception.py`` measures
-the choice probabilities of a noisy listener against the softmax at ``T_eff`` on the shipped
-spaces.
+the variance is the usual logit-probit correspondence:
+``tests/embeddings/test_perception.py`` measures the choice probabilities of a noisy listener
+against the softmax at ``T_eff`` on the shipped spaces.
 """
 
 from __future__ import annotations
