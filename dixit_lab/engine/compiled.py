@@ -41,7 +41,7 @@ from dixit_lab.engine.batched import (
 from dixit_lab.policy.kernel import KernelPolicy, kernel_blocker
 from dixit_lab.records.batches import GameBatch
 
-__all__ = ["MAX_DECK", "agent_blocker", "kernel_problem", "play_compiled",
+__all__ = ["MAX_DECK", "agent_blocker", "compiled_problem", "kernel_problem", "play_compiled",
            "play_compiled_columns", "rules_problem"]
 
 #: the largest deck the kernel plays (its sorts keep a card's index in 11 bits)
@@ -79,6 +79,21 @@ def agent_blocker(agent: Agent) -> str | None:
         return (f"{type(agent).__name__}.batch_policy declares no policy class (a return "
                 f"annotation), so the compiled engine cannot tell that it plays it")
     return kernel_blocker(policy_class)
+
+
+def compiled_problem(rules: RuleSet, deck: Deck, agents: Sequence[Agent]) -> str | None:
+    """Why the compiled engine cannot play games of ``agents`` under ``rules`` with ``deck``
+    (None: it can), one phrase: Numba is missing, a rule or the deck is out of its reach,
+    or an agent (named by its spec) has no compiled form."""
+    problem = kernel_problem() or rules_problem(rules, len(deck))
+    if problem is not None:
+        return problem
+    blockers = []
+    for agent in agents:
+        blocker = agent_blocker(agent)
+        if blocker is not None:
+            blockers.append(f"{getattr(agent, 'spec', None) or agent.name}: {blocker}")
+    return "; ".join(blockers) or None
 
 
 @functools.lru_cache(maxsize=256)

@@ -11,9 +11,14 @@ from dixit_lab.core.agent import make_agent
 from dixit_lab.core.cards import load_deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.engine.compiled import agent_blocker, kernel_problem, play_compiled
+from dixit_lab.errors import ConfigError
 from dixit_lab.policy.backends import MANY
+from dixit_lab.run.experiment import parse_config
+from dixit_lab.run.runner import run_experiment
+from dixit_lab.run.tournament import AUTO_COMPILED_GAMES, table_setup
 from dixit_lab.testing import batch_differences
 from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
+from tests.games_files import games_text
 
 needs_numba = pytest.mark.skipif(kernel_problem() is not None,
                                  reason=kernel_problem() or "")
@@ -69,3 +74,61 @@ def test_a_table_it_cannot_play_is_refused_naming_the_agent():
     with pytest.raises(ValueError, match="overrides vote"):
         play_compiled([[_OwnVote(), make_agent("random"), make_agent("random")]],
                       get_rules("classic"), load_deck("dreams"), [1])
+
+
+# -- the engine choice -------------------------------------------------------------------------
+
+
+def _config(engine: str, games: int = 60, **extra) -> dict:
+    return {"name": "compiled", "seed": 5, "rules": "classic", "deck": "dreams",
+            "players": ["random", "literal", "softmax", "random"], "games": games,
+            "engine": engine, "executor": {"kind": "local"}, **extra}
+
+
+def _engine_played(folder) -> dict:
+    import yaml
+
+    return yaml.safe_load((folder / "config.yaml").read_text())["engine_played"]
+
+
+@needs_numba
+def test_engine_compiled_gives_the_batched_bytes_and_says_so(tmp_path):
+    for engine in ("batched", "compiled"):
+        run_experiment(parse_config(_config(engine)), tmp_path / engine, show_progress=False,
+                       write_outputs=False)
+    assert games_text(tmp_path / "batched") == games_text(tmp_path / "compiled")
+    assert _engine_played(tmp_path / "compiled")["engine"] == "compiled"
+    assert _engine_played(tmp_path / "batched")["engine"] == "batched"
+
+
+def test_auto_plays_a_short_run_on_the_numpy_engine_saying_why(tmp_path):
+    run_experiment(parse_config(_config("auto")), tmp_path, show_progress=False,
+                   write_outputs=False)
+    played = _engine_played(tmp_path)
+    assert played["engine"] == "batched"
+    assert "not compiled: " in played["why"]
+
+
+def test_auto_picks_the_kernel_for_a_long_run_only_when_it_plays_everything(monkeypatch):
+    from dixit_lab.engine import compiled
+
+    long = AUTO_COMPILED_GAMES
+    choice = table_setup(parse_config(_config("auto", long))).engine_choice()
+    assert choice[0] == ("compiled" if kernel_problem() is None else "batched")
+    monkeypatch.setattr(compiled, "kernel_problem", lambda: "Numba is not installed (test)")
+    engine, why = table_setup(parse_config(_config("auto", long))).engine_choice()
+    assert (engine, why) == ("batched", "every agent has a batched policy (not compiled: "
+                                        "Numba is not installed (test))")
+
+
+def test_engine_compiled_refuses_what_it_cannot_play(monkeypatch):
+    with pytest.raises(ConfigError, match="engine 'compiled' was asked for, but .*"
+                                          "play_out_hands"):
+        parse_config(_config("compiled", rules={"preset": "classic", "options": {
+                                                "deck_exhausted": "play_out_hands"}}))
+    from dixit_lab.engine import compiled
+
+    monkeypatch.setattr(compiled, "kernel_problem", lambda: "Numba is not installed (test)")
+    with pytest.raises(ConfigError, match="engine 'compiled' was asked for, but Numba is not "
+                                          "installed"):
+        parse_config(_config("compiled"))
