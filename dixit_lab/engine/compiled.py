@@ -61,6 +61,8 @@ def rules_problem(rules: RuleSet, deck_size: int) -> str | None:
     """Why the kernel does not play games under ``rules`` with a deck of ``deck_size``."""
     if not rules_supported(rules):
         return f"the batched engines do not play deck_exhausted={rules.deck_exhausted!r}"
+    if rules.own_card_votes:
+        return "the compiled engine does not play own_card_votes (the batched engine does)"
     if deck_size > MAX_DECK:
         return f"the compiled engine plays decks of at most {MAX_DECK} cards, not {deck_size}"
     return None
