@@ -135,3 +135,23 @@ def test_engine_compiled_refuses_what_it_cannot_play(monkeypatch):
     with pytest.raises(ConfigError, match="engine 'compiled' was asked for, but Numba is not "
                                           "installed"):
         parse_config(_config("compiled"))
+
+
+def test_a_short_auto_run_never_imports_numba(tmp_path):
+    """The quickstart's path (engine: auto, fewer than AUTO_COMPILED_GAMES games) pays nothing
+    for the extra: Numba is not even imported."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from dixit_lab.run.experiment import parse_config\n"
+        "from dixit_lab.run.runner import run_experiment\n"
+        "config = parse_config({'name': 'short', 'seed': 1, 'rules': 'classic',\n"
+        "    'deck': 'dreams', 'players': ['random', 'literal', 'softmax'], 'games': 20,\n"
+        "    'executor': {'kind': 'local'}})\n"
+        "run_experiment(config, sys.argv[1], show_progress=False, write_outputs=False)\n"
+        "print('numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "run")],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False"
