@@ -30,6 +30,7 @@ from dixit_lab.cards import DeckError, load_deck
 from dixit_lab.errors import ConfigError
 from dixit_lab.rules import RuleSet, get_rules
 from dixit_lab.spec import format_spec, parse_spec
+from dixit_lab.text_rule import SURROGATE_NOTE, describe_character, text_problem
 
 __all__ = [
     "ConfigError",
@@ -54,6 +55,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _one_line(value: str | None) -> str | None:
+    """A name or a spec as the text rule allows it (:mod:`dixit_lab.text_rule`)."""
+    problem = None if value is None else text_problem(value)
+    if problem:
+        raise ValueError(f"{value!r} is not one line of text: it holds {problem}")
+    return value
+
+
 class PlayerEntry(_Strict):
     """One player of the pool: a ``name`` for tables and ratings, an agent spec, and how many
     seats it fills (``count``; e.g. four identical listeners)."""
@@ -68,6 +77,11 @@ class PlayerEntry(_Strict):
     #: seconds an isolated agent may take for one call; over it, the call is a fault of kind
     #: ``timeout`` and the seat plays seeded fallbacks for the rest of that game
     decision_timeout: float | None = Field(default=None, gt=0)
+
+    @field_validator("name", "agent")
+    @classmethod
+    def _one_line_of_text(cls, value: str | None) -> str | None:
+        return _one_line(value)
 
     @model_validator(mode="after")
     def _timeout_needs_isolation(self) -> PlayerEntry:
@@ -179,6 +193,12 @@ class ExperimentConfig(_Strict):
     sweep: dict[str, list[Any]] | None = None
     tune: TuneConfig | None = None
 
+    @field_validator("name")
+    @classmethod
+    def _one_line_name(cls, value: str) -> str:
+        _one_line(value)
+        return value
+
     @field_validator("clues")
     @classmethod
     def _no_top_level_clues(cls, value: str) -> str:
@@ -244,6 +264,7 @@ def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
         raise ConfigError(f"{source}: a config must be a mapping of fields, got "
                           f"{type(data).__name__}")
     check_size(data, source)
+    check_unicode(data, source)
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as error:
@@ -251,6 +272,8 @@ def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
         for problem in error.errors():
             path = _format_location(problem["loc"])
             message = problem["msg"]
+            if problem["type"] == "value_error":  # a validator's own words
+                message = str(problem.get("ctx", {}).get("error", message))
             if problem["type"] == "extra_forbidden":
                 parent = problem["loc"][:-1]
                 model = _model_at(parent)
@@ -345,6 +368,29 @@ def check_size(data: Any, source: str) -> None:
             stack.extend(node.values())
         elif isinstance(node, list | tuple):
             stack.extend(node)
+
+
+def check_unicode(data: Any, source: str) -> None:
+    """Raise :class:`ConfigError` naming the field if a text of the config (a key or a value)
+    holds a lone surrogate: a YAML or JSON escape (``"\\ud800"``) makes one, no file can hold
+    it, and saving the config or a record would fail after the games were played."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                where = f"{path}.{key}" if path else str(key)
+                stack.append((where, key) if isinstance(key, str) else ("", None))
+                stack.append((where, value))
+        elif isinstance(node, list | tuple):
+            stack.extend((f"{path}.{index}", item) for index, item in enumerate(node))
+        elif isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ConfigError(f"{source}: {path or '(top level)'}: {node!r} holds "
+                                  f"{describe_character(node[error.start])} at character "
+                                  f"{error.start + 1} ({SURROGATE_NOTE})") from None
 
 
 def read_yaml_file(path: str | Path) -> Any:

@@ -123,5 +123,7 @@ def open_records(path: Path) -> IO[bytes]:
 
 
 def open_text(path: Path) -> IO[str]:
-    """A games file opened for reading its lines as text (UTF-8)."""
-    return io.TextIOWrapper(open_records(path), encoding="utf-8")
+    """A games file opened for reading its lines as text (UTF-8), split on ``"\\n"`` only:
+    the one line break of a games file (``"\\r"`` or U+2028 inside a record, written by an
+    older version, never splits it)."""
+    return io.TextIOWrapper(open_records(path), encoding="utf-8", newline="\n")

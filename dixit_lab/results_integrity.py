@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from dixit_lab.errors import ConfigError
-from dixit_lab.records import GameRecord, game_index
+from dixit_lab.records import GameRecord, game_index, json_text
 
 if TYPE_CHECKING:
     from dixit_lab.tournament import GameSpec
@@ -71,7 +71,7 @@ class FolderLock:
 
 def _meta_tail(spec: GameSpec, names: tuple[str, ...]) -> str:
     meta = {"game": spec.index, "deal": spec.deal, "players": [names[s] for s in spec.seats]}
-    return '"meta":' + json.dumps(meta, separators=(",", ":"), ensure_ascii=False) + "}"
+    return '"meta":' + json_text(meta) + "}"
 
 
 def check_saved_line(line: str, path: Path, number: int, specs: Sequence[GameSpec],

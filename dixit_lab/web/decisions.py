@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dixit_lab.agent import Clue
+from dixit_lab.records import json_text
 from dixit_lab.spec import parse_spec
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class DecisionLog:
     def add(self, game: int, seat: int, action: str, view: Any, answer: Any) -> None:
         entry = {"game": game, "seat": seat, "round": view.round, "action": action,
                  "view": view_key(view), "answer": answer_to_json(action, answer)}
-        self.lines.append(json.dumps(entry, separators=(",", ":"), ensure_ascii=False))
+        self.lines.append(json_text(entry))
 
     def text(self) -> str:
         return "".join(line + "\n" for line in self.lines)

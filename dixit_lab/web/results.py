@@ -39,7 +39,7 @@ class PlayFolder:
         self.decisions: dict[int, list[str]] = {}
         decisions_path = folder / DECISIONS_FILE
         if decisions_path.is_file():
-            for line in decisions_path.read_text(encoding="utf-8").splitlines():
+            for line in decisions_path.read_text(encoding="utf-8").split("\n"):
                 if line.strip():
                     game = json.loads(line).get("game")
                     if game in self.games:  # the decisions of an unfinished game are dropped
