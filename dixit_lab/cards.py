@@ -271,7 +271,10 @@ def load_deck(name: str) -> Deck:
     elif Path(name).is_dir():
         deck = Deck.from_folder(name)
     else:
-        raise DeckError(f"unknown deck {name!r}; bundled decks: "
+        from dixit_lab.suggest import did_you_mean
+
+        raise DeckError(f"unknown deck {name!r}{did_you_mean(name, available_decks())}; "
+                        f"bundled decks: "
                         f"{', '.join(available_decks()) or 'none found'}; also allowed: "
                         f"'numbered-N', 'a+b' to mix decks, or a path to a folder of images")
     _DECK_CACHE[name] = deck

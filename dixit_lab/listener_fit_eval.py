@@ -63,14 +63,12 @@ def run_training(config_path: str) -> str:
     """Play (or complete) the games of a training config into its default results folder —
     an experiment or a sweep — and return that folder: ``fit-listener --config`` fits on it
     and records the config, not the folder, as the model's source."""
-    import yaml
-
-    from dixit_lab.experiment import load_config
+    from dixit_lab.experiment import load_config, read_yaml_file
     from dixit_lab.runner import run_experiment, run_sweep
 
     config = load_config(config_path)
     if config.sweep:
-        data = yaml.safe_load(Path(config_path).read_text(encoding="utf-8"))
+        data = read_yaml_file(config_path)
         return str(run_sweep(data, config_path, show_progress=False))
     return str(run_experiment(config, show_progress=False).folder)
 

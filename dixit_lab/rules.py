@@ -186,12 +186,15 @@ def get_rules(name: str = "classic", **overrides: Any) -> RuleSet:
     >>> get_rules("classic", lone_finder_points=4).lone_finder_points
     4
     """
+    from dixit_lab.suggest import did_you_mean
+
     if name not in PRESETS:
-        raise ValueError(f"unknown rule preset {name!r}; available presets: "
-                         f"{', '.join(sorted(PRESETS))}")
+        raise ValueError(f"unknown rule preset {name!r}{did_you_mean(name, PRESETS)}; "
+                         f"available presets: {', '.join(sorted(PRESETS))}")
     unknown = sorted(set(overrides) - set(_FIELDS))
     if unknown:
-        raise ValueError(f"unknown rule option(s) {', '.join(map(repr, unknown))}; "
+        raise ValueError(f"unknown rule option(s) {', '.join(map(repr, unknown))}"
+                         f"{did_you_mean(unknown[0], _FIELDS)}; "
                          f"allowed options: {', '.join(f for f in _FIELDS if f != 'name')}")
     fields: dict[str, Any] = {"name": name, **PRESETS[name], **overrides}
     return RuleSet(**fields)
