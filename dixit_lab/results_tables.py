@@ -37,6 +37,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     """The sums of every game of ``games_path`` (refusing a file that is not whole and
     consistent), writing the ``rounds.parquet`` dataset on the way."""
     from dixit_lab.find_rates import PredictionCache, predicted_finds
+    from dixit_lab.manifest import check_game_count
     from dixit_lab.progress import progress
     from dixit_lab.record_batches import file_batches
     from dixit_lab.round_table import write_round_table
@@ -54,6 +55,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
                 write_round_table([batch], staging / f"part-{part_stem(first, last)}.parquet")
                 stats.add(batch_stats(batch, predicted_finds(batch, cache)))
                 bar.update(batch.games)
+        check_game_count(games_path, stats.games)  # none missing after the last whole frame
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dixit_lab.atomic import atomic_write_text
 from dixit_lab.experiment import ExperimentConfig
+from dixit_lab.manifest import remove_manifest, write_manifest
 from dixit_lab.records import GameRecord, read_jsonl
 from dixit_lab.runner import RunResult, game_specs, prepare_folder
 from dixit_lab.tournament import GameSpec
@@ -58,8 +59,11 @@ class PlayFolder:
         atomic_write_text(self.folder / DECISIONS_FILE,
                           "".join(line + "\n" for game in sorted(self.decisions)
                                   for line in self.decisions[game]))
-        atomic_write_text(self.folder / "games.jsonl",
+        games_path = self.folder / "games.jsonl"
+        remove_manifest(self.folder)  # killed before the next line: an old folder, not a lie
+        atomic_write_text(games_path,
                           "".join(self.games[game] + "\n" for game in sorted(self.games)))
+        write_manifest(self.folder, games_path, len(self.games))
 
     @property
     def complete(self) -> bool:
