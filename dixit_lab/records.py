@@ -241,10 +241,19 @@ def player_names(record: GameRecord) -> tuple[str, ...]:
 
 
 def write_jsonl(records: Iterable[GameRecord], target: str | Path | IO[str]) -> int:
-    """Write records one per line; returns how many were written."""
+    """Write records one per line; returns how many were written. A path is written
+    atomically (the whole file or none; a failed write names it)."""
     if isinstance(target, str | Path):
-        with Path(target).open("w", encoding="utf-8") as handle:
-            return write_jsonl(records, handle)
+        from dixit_lab.atomic import atomic_write
+
+        written: list[int] = []
+
+        def write(temporary: Path) -> None:
+            with temporary.open("w", encoding="utf-8") as handle:
+                written.append(write_jsonl(records, handle))
+
+        atomic_write(target, write)
+        return written[0]
     count = 0
     for record in records:
         target.write(record.to_json())

@@ -55,8 +55,12 @@ class FolderLock:
             if same:
                 break
             os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        except OSError as error:  # a full disk: the lock file named
+            os.close(fd)
+            raise OSError(error.errno, error.strerror, str(self.path)) from None
         self._fd = fd
         return self
 
