@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dixit_lab.cli import main
-from dixit_lab.experiment import ConfigError, load_config
+from dixit_lab.run.experiment import ConfigError, load_config
 
 HEAD = "seed: 3\ndeck: numbered-60\nexecutor: {kind: local}\n"
 PLAYERS = "players: [random, random, random]\n"

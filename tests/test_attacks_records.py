@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from dixit_lab.cli import main
-from dixit_lab.experiment import ConfigError, parse_config
-from dixit_lab.runner import run_experiment
+from dixit_lab.run.experiment import ConfigError, parse_config
+from dixit_lab.run.runner import run_experiment
 from tests.games_files import games_text
 
 BASE = {"name": "records", "seed": 5, "deck": "numbered-60",
@@ -238,7 +238,7 @@ def test_report_on_a_finished_folder_rewrites_its_tables_byte_for_byte(tmp_path)
     """The run adds its sums chunk by chunk, `report` batch by batch (of 10,000 games; here
     chunks of 333 and batches of 250): the same tables, to the last digit. Ties (win shares
     of 1/2, 1/3) and find rates of 1/4, 1/3 make float sums depend on their order."""
-    from dixit_lab import record_batches
+    from dixit_lab.records import batches as record_batches
 
     players = ["random"] * 4 + [{"name": "x", "agent": "random"}]
     data = {**BASE, "games": 2000, "players": players,

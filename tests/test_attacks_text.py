@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dixit_lab.cards import Deck, DeckError, data_root
 from dixit_lab.cli import main
-from dixit_lab.clues import ClueBank, ClueBankError
-from dixit_lab.experiment import ConfigError, parse_config
-from dixit_lab.replay import replay_folder
-from dixit_lab.runner import run_experiment
+from dixit_lab.core.cards import Deck, DeckError, data_root
+from dixit_lab.core.clues import ClueBank, ClueBankError
+from dixit_lab.run.experiment import ConfigError, parse_config
+from dixit_lab.run.replay import replay_folder
+from dixit_lab.run.runner import run_experiment
 from tests.games_files import games_text
 
 BASE = {"name": "text", "seed": 3, "deck": "numbered-60", "players": ["random"] * 3,
@@ -132,7 +132,7 @@ def test_a_lone_surrogate_anywhere_in_a_config_is_refused_naming_the_field(tmp_p
 # -- agents' clues and messages: faults, recorded so that any splitter reads them ----------
 
 BAD_AGENT = '''
-from dixit_lab.agent import Clue
+from dixit_lab.core.agent import Clue
 from dixit_lab_agents.random_agent import RandomAgent
 
 
@@ -173,7 +173,7 @@ def test_an_agents_bad_clue_is_a_fault_and_the_folder_replays(tmp_path, kind):
 
 
 def test_a_record_is_one_line_for_every_splitter():
-    from dixit_lab.records import Fault, GameRecord, RoundRecord
+    from dixit_lab.records.format import Fault, GameRecord, RoundRecord
 
     message = "x\u2028y\u2029z\x85w\nv\rq\x0bk\x0cl\x1cm\x1dn\x1eo"
     rnd = RoundRecord(0, "clue", 1, (1, 2, 3), (0, 1, 2), (None, 0, 0), (0, 3, 3), (0, 3, 3),

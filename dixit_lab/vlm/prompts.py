@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dixit_lab.rules import RuleSet
+from dixit_lab.core.rules import RuleSet
 
 __all__ = ["DECISION_FIELDS", "DEFAULT_TEMPLATES", "Templates", "answer_schema", "table_fields"]
 
@@ -78,7 +78,7 @@ class Templates:
         (``@path`` reads a file); each template is checked for unknown fields."""
         templates = cls()
         if file:
-            from dixit_lab.config_yaml import load_yaml
+            from dixit_lab.run.config_yaml import load_yaml
 
             path = Path(file)
             if not path.is_file():

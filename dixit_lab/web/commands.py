@@ -27,7 +27,7 @@ def _web_modules() -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     _web_modules()
-    from dixit_lab.experiment import ConfigError, load_config
+    from dixit_lab.run.experiment import ConfigError, load_config
     from dixit_lab.web.decisions import human_players
     from dixit_lab.web.play_app import play_app
     from dixit_lab.web.results import PlayFolder

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dixit_lab.agent import Clue, SubmitView, TellView, VoteView
+from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
 from dixit_lab.text_rule import text_problem
 
 __all__ = ["CLUE_LIMIT", "IllegalMove", "check_move"]

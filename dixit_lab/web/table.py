@@ -15,14 +15,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from dixit_lab.agent import Agent, PublicRound, SubmitView, VoteView
-from dixit_lab.cards import load_deck
-from dixit_lab.experiment import ConfigError, ExperimentConfig
-from dixit_lab.game import GameSteps, Phase, agent_answer
-from dixit_lab.records import GameRecord
-from dixit_lab.seats import make_seat_agent
-from dixit_lab.seeding import game_seed
-from dixit_lab.tournament import GameSpec
+from dixit_lab.core.agent import Agent, PublicRound, SubmitView, VoteView
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import GameSteps, Phase, agent_answer
+from dixit_lab.engine.seats import make_seat_agent
+from dixit_lab.records.format import GameRecord
+from dixit_lab.run.experiment import ConfigError, ExperimentConfig
+from dixit_lab.run.tournament import GameSpec
 from dixit_lab.web.decisions import DecisionLog, human_players
 from dixit_lab.web.moves import CLUE_LIMIT, IllegalMove, check_move
 from dixit_lab.web.results import PlayFolder

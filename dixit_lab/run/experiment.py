@@ -1,0 +1,501 @@
+"""Experiment configs: a validated YAML schema, sweeps over any config path, and tuning.
+
+A config names the rules, the deck, the clue bank, the players (agent specs), the number of
+games, the schedule and the executor. ``load_config`` validates it and reports any problem
+with the file, the field path and what is allowed. A ``sweep`` section expands a grid over
+config paths into sub-runs; a ``tune`` section describes a search for ``dixit-lab tune``.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from dixit_lab.core.agent import AgentSpecError, make_agent
+from dixit_lab.core.cards import DeckError, load_deck
+from dixit_lab.core.rules import RuleSet, get_rules
+from dixit_lab.errors import ConfigError
+from dixit_lab.plugins.spec import format_spec, parse_spec
+from dixit_lab.run.config_yaml import load_yaml
+from dixit_lab.suggest import did_you_mean
+from dixit_lab.text_rule import SURROGATE_NOTE, describe_character, text_problem
+
+__all__ = [
+    "ConfigError",
+    "ExecutorConfig",
+    "ExperimentConfig",
+    "PlayerEntry",
+    "ScheduleConfig",
+    "TuneConfig",
+    "expand_sweep",
+    "load_config",
+    "parse_config",
+]
+
+
+#: bounds on what one config may ask for: beyond them a typo would hang the machine
+MAX_GAMES = 100_000_000
+MAX_SWEEP_POINTS = 1_000
+MAX_CONFIG_NODES = 100_000  # values in the config once YAML aliases are expanded
+MAX_SEATS = 1_000  # seats of the players' pool (count included): a table has at most a dozen
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _one_line(value: str | None) -> str | None:
+    """A name or a spec as the text rule allows it (:mod:`dixit_lab.text_rule`)."""
+    problem = None if value is None else text_problem(value)
+    if problem:
+        raise ValueError(f"{value!r} is not one line of text: it holds {problem}")
+    return value
+
+
+class PlayerEntry(_Strict):
+    """One player of the pool: a ``name`` for tables and ratings, an agent spec, and how many
+    seats it fills (``count``; e.g. four identical listeners)."""
+
+    name: str | None = None
+    agent: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    count: int = Field(default=1, ge=1, le=MAX_SEATS)
+    #: ``process``: the agent lives in its own OS process and sees only serialised views (for
+    #: agents you don't trust); ``none``: in the worker's process (the default, faster).
+    isolation: Literal["none", "process"] = "none"
+    #: seconds an isolated agent may take for one call; over it, the call is a fault of kind
+    #: ``timeout`` and the seat plays seeded fallbacks for the rest of that game
+    decision_timeout: float | None = Field(default=None, gt=0)
+
+    @field_validator("name", "agent")
+    @classmethod
+    def _one_line_of_text(cls, value: str | None) -> str | None:
+        return _one_line(value)
+
+    @model_validator(mode="after")
+    def _timeout_needs_isolation(self) -> PlayerEntry:
+        if self.decision_timeout is not None and self.isolation != "process":
+            raise ValueError("decision_timeout needs isolation: process (an agent in the "
+                             "worker's own process cannot be stopped safely)")
+        return self
+
+    def spec(self) -> str:
+        """The canonical agent spec, with ``params`` merged over the spec string's. An
+        isolated agent's spec is checked in a child process: its code never runs here."""
+        base, inline = parse_spec(self.agent)
+        written = format_spec(base, {**inline, **self.params})
+        if self.isolation == "process":
+            from dixit_lab.engine.isolation import isolated_spec
+
+            return isolated_spec(written)
+        return make_agent(written).spec
+
+    def isolation_timeout(self) -> tuple[bool, float | None]:
+        """(isolated, decision timeout) of this player's seats."""
+        return self.isolation == "process", self.decision_timeout
+
+    def display_name(self) -> str:
+        return self.name or self.spec()
+
+
+class RulesConfig(_Strict):
+    preset: str = "classic"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    def build(self) -> RuleSet:
+        return get_rules(self.preset, **self.options)
+
+
+class ScheduleConfig(_Strict):
+    """``rotation``: the players' seats rotate every game, so each sits in each seat equally
+    often (over a multiple of the table size). ``duplicate``: groups of table-size games share
+    one deal and rotate the seats over it, which cancels the luck of the deal.
+    ``sampled``: each game seats a random subset of a larger pool, in random order."""
+
+    kind: Literal["rotation", "duplicate", "sampled"] = "rotation"
+    table_size: int | None = Field(default=None, ge=3)
+
+
+class ExecutorConfig(_Strict):
+    """Where games run: ``local`` (this process), ``process`` (a pool of worker processes;
+    ``workers`` defaults to all cores) or ``ray`` (a Ray cluster at ``address``, e.g.
+    ``HEAD:6379``; no address starts a local Ray instance with ``workers`` CPUs; needs
+    ``pip install -e ".[ray]"`` from the clone). Games go out in chunks of ``chunk_size``
+    (default: four chunks per worker, 25 to 250 games for the reference engine and 100 to
+    5,000 for the batched one: ``runner.chunk_size_for``); every executor gives the same
+    records."""
+
+    kind: str = "process"
+    workers: int | None = Field(default=None, ge=1)
+    chunk_size: int | None = Field(default=None, ge=1)
+    address: str | None = None
+
+
+    @field_validator("kind")
+    @classmethod
+    def _known_executor(cls, value: str) -> str:
+        from dixit_lab.run.executors import executor_names
+
+        if value not in executor_names():
+            raise ValueError(f"unknown executor {value!r}; allowed: "
+                             f"{', '.join(executor_names())}")
+        return value
+
+
+class TuneConfig(_Strict):
+    """Search one numeric config ``parameter`` in [``low``, ``high``] for the value that
+    maximises ``metric`` of player ``player`` (see ``dixit-lab tune``)."""
+
+    parameter: str
+    low: float
+    high: float
+    points: int = Field(default=9, ge=2, le=MAX_SWEEP_POINTS)
+    player: str
+    metric: str = "storyteller_points_per_turn"
+    games_per_round: int = Field(default=100, ge=1, le=MAX_GAMES)
+    max_games: int = Field(default=5000, ge=1, le=MAX_GAMES)
+    #: family-wise error of dropping a candidate, over candidates and looks (Holm, Bonferroni)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    #: fresh deals to re-evaluate the winner on (0: no re-evaluation)
+    confirm_games: int = Field(default=200, ge=0, le=MAX_GAMES)
+
+
+class ExperimentConfig(_Strict):
+    name: str
+    description: str = ""
+    seed: int = Field(default=0, ge=0)
+    rules: RulesConfig = Field(default_factory=RulesConfig)
+    deck: str = "dreams"
+    clues: str = "default"
+    players: list[PlayerEntry] = Field(min_length=1)
+    games: int = Field(ge=1, le=MAX_GAMES)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    on_illegal: Literal["raise", "fallback"] = "fallback"
+    #: ``auto`` plays with the batched engine when every agent supports it (same records,
+    #: much faster), ``reference`` forces the one-game-at-a-time engine, ``batched`` insists
+    engine: Literal["auto", "reference", "batched"] = "auto"
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    #: how the results folder keeps its games: ``games.jsonl.zst`` (Zstandard-compressed JSON
+    #: Lines, about a seventh of the bytes) or the plain ``games.jsonl``
+    records: Literal["jsonl.zst", "jsonl"] = "jsonl.zst"
+    out: str | None = None
+    sweep: dict[str, list[Any]] | None = None
+    tune: TuneConfig | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _a_folder_name(cls, value: str) -> str:
+        """The name is the results folder's (``results/<name>``): one line of text, and a
+        single folder name, so that it cannot lead outside ``results``."""
+        _one_line(value)
+        if value.strip() in ("", ".", "..") or any(sep in value for sep in ("/", "\\")):
+            raise ValueError(f"{value!r} cannot name a results folder (results/<name>): give "
+                             f"a name without '/', '\\' and not '.' or '..'; to write "
+                             f"elsewhere, use out: or --out")
+        return value
+
+    @field_validator("clues")
+    @classmethod
+    def _no_top_level_clues(cls, value: str) -> str:
+        if value != "default":
+            raise ValueError("a top-level clue bank is not used by any agent; give each "
+                             "player its bank in its params (params: {clues: " + repr(value)
+                             + "}) and remove this field")
+        return value
+
+    @field_validator("rules", mode="before")
+    @classmethod
+    def _rules_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"preset": value}
+        return value
+
+    @field_validator("players", mode="before")
+    @classmethod
+    def _player_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"agent": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @model_validator(mode="after")
+    def _bounded_pool(self) -> ExperimentConfig:
+        seats = sum(player.count for player in self.players)  # before any seat is made
+        if seats > MAX_SEATS:
+            raise ValueError(f"the players fill {seats:,} seats (count included); at most "
+                             f"{MAX_SEATS:,}")
+        return self
+
+    # -- derived --------------------------------------------------------------------------
+
+    def seats(self) -> list[tuple[str, str]]:
+        """(name, spec) of every seat of the pool, players expanded by ``count`` (each
+        player's spec made once)."""
+        seats: list[tuple[str, str]] = []
+        for player in self.players:
+            spec = player.spec()
+            seats.extend([(player.name or spec, spec)] * player.count)
+        return seats
+
+    def isolation(self) -> tuple[tuple[bool, float | None], ...]:
+        """(isolated, decision timeout) of every seat of the pool, as :meth:`seats`."""
+        return tuple(p.isolation_timeout() for p in self.players for _ in range(p.count))
+
+    @property
+    def table_size(self) -> int:
+        return self.schedule.table_size or len(self.seats())
+
+    def rule_set(self) -> RuleSet:
+        return self.rules.build()
+
+    def results_dir(self, base: Path | None = None) -> Path:
+        if self.out:
+            return Path(self.out)
+        return (base or Path("results")) / self.name
+
+    def resolved(self) -> dict[str, Any]:
+        """The config with every default filled in and agent specs canonical."""
+        data = self.model_dump(mode="json")
+        for entry, player in zip(data["players"], self.players, strict=True):
+            entry["spec"] = player.spec()
+            entry["name"] = player.display_name()
+        data["rules"]["resolved"] = self.rule_set().options()
+        return data
+
+
+def _format_location(location: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in location) or "(top level)"
+
+
+def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
+    """Validate a config dict; errors name ``source``, the field path and what is allowed."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: a config must be a mapping of fields, got "
+                          f"{type(data).__name__}")
+    check_size(data, source)
+    check_unicode(data, source)
+    try:
+        config = ExperimentConfig.model_validate(data)
+    except ValidationError as error:
+        lines = []
+        for problem in error.errors():
+            path = _format_location(problem["loc"])
+            message = problem["msg"]
+            if problem["type"] == "value_error":  # a validator's own words
+                message = str(problem.get("ctx", {}).get("error", message))
+            if problem["type"] == "extra_forbidden":
+                parent = problem["loc"][:-1]
+                model = _model_at(parent)
+                allowed = ", ".join(model.model_fields) if model else "see the docs"
+                hint = did_you_mean(problem["loc"][-1], model.model_fields) if model else ""
+                message = f"unknown field{hint}; allowed fields here: {allowed}"
+            lines.append(f"{source}: {path}: {message}")
+        raise ConfigError("\n".join(lines)) from None
+    _check_semantics(config, source)
+    return config
+
+
+def _model_at(location: tuple[Any, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] | None = ExperimentConfig
+    for part in location:
+        if isinstance(part, int) or model is None:
+            continue
+        annotation = model.model_fields[part].annotation if part in model.model_fields else None
+        model = _first_model(annotation)
+    return model
+
+
+def _first_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _first_model(arg)
+        if found:
+            return found
+    return None
+
+
+def _check_semantics(config: ExperimentConfig, source: str) -> None:
+    try:
+        rules = config.rule_set()
+    except ValueError as error:
+        raise ConfigError(f"{source}: rules: {error}") from None
+    for index, player in enumerate(config.players):
+        try:
+            player.spec()
+        except (AgentSpecError, ValueError, OSError) as error:  # OSError: a missing file
+            raise ConfigError(f"{source}: players.{index}.agent: {error}") from None
+    names: dict[str, str] = {}
+    for index, player in enumerate(config.players):
+        name, spec = player.display_name(), player.spec()
+        if names.get(name, spec) != spec:
+            raise ConfigError(f"{source}: players.{index}.name: {name!r} already names another "
+                              f"agent ({names[name]}); give each player a distinct name")
+        names[name] = spec
+    pool = len(config.seats())
+    size = config.table_size
+    try:
+        rules.check_players(size)
+    except ValueError as error:
+        raise ConfigError(f"{source}: schedule.table_size: {error}") from None
+    if config.schedule.kind in ("rotation", "duplicate") and pool != size:
+        raise ConfigError(f"{source}: schedule: a {config.schedule.kind} schedule seats the "
+                          f"whole pool at every game, but the players fill {pool} seats and "
+                          f"table_size is {size}; use kind: sampled for a larger pool")
+    if config.schedule.kind == "sampled" and pool < size:
+        raise ConfigError(f"{source}: schedule.table_size: {size} seats but the players fill "
+                          f"only {pool}")
+    try:
+        deck = load_deck(config.deck)
+        deck.check_playable(size, rules.hand_size_for(size), rules.displayed_cards(size))
+    except DeckError as error:
+        raise ConfigError(f"{source}: deck: {error}") from None
+    if not deck.has_images:
+        for index, player in enumerate(config.players):
+            if player.isolation == "process":
+                continue  # its code is never imported here
+            needs = getattr(make_agent(player.spec()), "needs_card_images", None)
+            if callable(needs) and needs():
+                raise ConfigError(f"{source}: players.{index}.agent: {player.spec()} "
+                                  f"perceives card images, but deck {config.deck!r} has "
+                                  f"none; use an image deck such as 'dreams'")
+
+
+def check_size(data: Any, source: str) -> None:
+    """Raise :class:`ConfigError` if ``data`` holds more than :data:`MAX_CONFIG_NODES`
+    values once YAML aliases are expanded (a "billion laughs" file is a few lines long). The
+    walk stops as soon as the bound is passed, so it is quick whatever the file."""
+    budget = MAX_CONFIG_NODES
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise ConfigError(f"{source}: the config holds more than {MAX_CONFIG_NODES:,} "
+                              f"values once its YAML aliases are expanded; write it out")
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+
+
+def check_unicode(data: Any, source: str) -> None:
+    """Raise :class:`ConfigError` naming the field if a text of the config (a key or a value)
+    holds a lone surrogate: a YAML or JSON escape (``"\\ud800"``) makes one, no file can hold
+    it, and saving the config or a record would fail after the games were played."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                where = f"{path}.{key}" if path else str(key)
+                stack.append((where, key) if isinstance(key, str) else ("", None))
+                stack.append((where, value))
+        elif isinstance(node, list | tuple):
+            stack.extend((f"{path}.{index}", item) for index, item in enumerate(node))
+        elif isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ConfigError(f"{source}: {path or '(top level)'}: {node!r} holds "
+                                  f"{describe_character(node[error.start])} at character "
+                                  f"{error.start + 1} ({SURROGATE_NOTE})") from None
+
+
+def read_yaml_file(path: str | Path, *, strict: bool = True) -> Any:
+    """The YAML document of a file; a missing, non-UTF-8 or invalid file is a
+    :class:`ConfigError` naming it (and the line, for invalid YAML). ``strict``: a config a
+    person wrote, read by :func:`dixit_lab.config_yaml.load_yaml` (YAML 1.2 scalars, no key
+    twice); else a file ``yaml.safe_dump`` wrote (a results folder's config.yaml), read back
+    with its own reader."""
+    source = Path(path)
+    if not source.is_file():
+        raise ConfigError(f"config file {source} does not exist")
+    try:
+        text = source.read_text(encoding="utf-8")
+        return load_yaml(text, str(source)) if strict else yaml.safe_load(text)
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {error.start}); save it as "
+                          f"UTF-8") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: not valid YAML: {' '.join(str(error).split())}") from None
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Read and validate a YAML config file."""
+    return parse_config(read_yaml_file(path), str(path))
+
+
+# -- sweeps ------------------------------------------------------------------------------------
+
+def set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``a.b.0.c`` in nested dicts and lists, creating dict levels as needed. A player
+    or the rules written in their string shorthand are expanded to a mapping first."""
+    parts = path.split(".")
+    node: Any = data
+    for depth, part in enumerate(parts):
+        where = ".".join(parts[:depth]) or "top level"
+        if isinstance(node, list):
+            if not part.lstrip("-").isdigit() or not 0 <= int(part) < len(node):
+                raise ConfigError(f"sweep path {path!r}: index {part} is out of range at "
+                                  f"{where} ({len(node)} entries)")
+            key: Any = int(part)
+        elif isinstance(node, dict):
+            key = part
+        else:
+            raise ConfigError(f"sweep path {path!r}: {where} is {node!r}, not a mapping or "
+                              f"a list")
+        if depth == len(parts) - 1:
+            node[key] = value
+            return
+        child = node[key] if isinstance(node, list) or key in node else None
+        if child is None:
+            child = node[key] = {}
+        elif isinstance(child, str) and parts[:depth + 1] == ["rules"]:
+            child = node[key] = {"preset": child}
+        elif isinstance(child, str) and depth == 1 and parts[0] == "players":
+            child = node[key] = {"agent": child}  # the string shorthand of a player
+        node = child
+
+
+def expand_sweep(data: dict[str, Any], source: str = "<config>"
+                 ) -> Iterator[tuple[int, dict[str, Any], ExperimentConfig]]:
+    """Each point of the ``sweep`` grid: (point index, {path: value}, validated config).
+    Every point keeps the experiment seed, so points are compared on the same deals."""
+    grid = data.get("sweep") or {}
+    if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+        raise ConfigError(f"{source}: sweep: expected a mapping of config paths to non-empty "
+                          f"lists of values")
+    paths = list(grid)
+    size = math.prod(len(grid[p]) for p in paths)
+    if size > MAX_SWEEP_POINTS:
+        raise ConfigError(f"{source}: sweep: the grid has {size:,} points; at most "
+                          f"{MAX_SWEEP_POINTS:,} (sweep fewer values, or split the sweep)")
+    for index, values in enumerate(itertools.product(*(grid[p] for p in paths))):
+        point = copy.deepcopy(data)
+        point.pop("sweep", None)
+        point.pop("tune", None)
+        if isinstance(point.get("rules"), str):
+            point["rules"] = {"preset": point["rules"]}
+        for path, value in zip(paths, values, strict=True):
+            if path.startswith("rules.") and path != "rules.preset" and not path.startswith(
+                    "rules.options."):
+                path = "rules.options." + path.removeprefix("rules.")
+            set_path(point, path, value)
+        settings = dict(zip(paths, values, strict=True))
+        label = ", ".join(f"{p}={v}" for p, v in settings.items())
+        yield index, settings, parse_config(point, f"{source} (sweep point {index}: {label})")
