@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.run.experiment import ConfigError, load_config
 
 HEAD = "seed: 3\ndeck: numbered-60\nexecutor: {kind: local}\n"

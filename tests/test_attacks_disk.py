@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from dixit_lab import atomic
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from tests.games_files import games_text
 
 BASE = {"name": "disk", "seed": 8, "deck": "numbered-60", "players": ["random"] * 3,

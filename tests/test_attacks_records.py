@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.run.experiment import ConfigError, parse_config
 from dixit_lab.run.runner import run_experiment
 from tests.games_files import games_text

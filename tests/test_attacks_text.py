@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.core.cards import Deck, DeckError, data_root
 from dixit_lab.core.clues import ClueBank, ClueBankError
 from dixit_lab.run.experiment import ConfigError, parse_config

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from dixit_lab.errors import UserError
 from dixit_lab.text_rule import text_problem
 
 __all__ = [
@@ -28,7 +29,7 @@ IMAGE_EXTENSIONS = (".webp", ".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".
 MAX_NUMBERED_CARDS = 100_000
 
 
-class DeckError(ValueError):
+class DeckError(UserError, ValueError):
     """A deck that cannot be built or cannot serve a game. The message names the culprit."""
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dixit_lab.errors import UserError
 from dixit_lab.text_rule import text_problem
 
 __all__ = [
@@ -73,7 +74,7 @@ _TRAILING_PUNCT = ".;:"
 _WHITESPACE = re.compile(r"\s+")
 
 
-class ClueBankError(ValueError):
+class ClueBankError(UserError, ValueError):
     """A clue bank that cannot be loaded or built. The message names the file or bank."""
 
 

@@ -8,11 +8,12 @@ the people's table (:mod:`dixit_lab.web.table`).
 from __future__ import annotations
 
 from dixit_lab.core.agent import Agent, make_agent
+from dixit_lab.errors import UserError
 
 __all__ = ["GameFailed", "make_seat_agent"]
 
 
-class GameFailed(RuntimeError):
+class GameFailed(UserError, RuntimeError):
     """A game of a tournament could not be played; the message names the game."""
 
 
