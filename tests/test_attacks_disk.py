@@ -120,3 +120,60 @@ def test_simulate_out_on_a_file_that_cannot_grow_is_named(tmp_path):
     err = done.stderr.strip().splitlines()
     assert done.returncode == 2 and err and err[-1].endswith(f"{out}: File too large"), err
     assert not out.exists()  # no half file
+
+
+def test_a_full_disk_while_storing_a_models_exchange_stops_the_run_naming_it(tmp_path,
+                                                                          monkeypatch, capsys):
+    """The exchange store (an append-only log) names its segment; the decision is no model's
+    fault, and a run resumed with space again reuses what was stored: the games of a clean
+    run."""
+    pytest.importorskip("httpx")
+    from dixit_lab.vlm import store as store_module
+    from dixit_lab.vlm.stub import StubServer
+
+    real = store_module.ExchangeStore._segment
+    lines: list[int] = []
+
+    class FullDisk:
+        def __init__(self, handle):
+            self.handle, self.name = handle, handle.name
+
+        def write(self, text: str) -> int:
+            lines.append(1)
+            if len(lines) > 6:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # no file name
+            return self.handle.write(text)
+
+        def flush(self) -> None:
+            self.handle.flush()
+
+        def close(self) -> None:
+            self.handle.close()
+
+    monkeypatch.setattr(store_module.ExchangeStore, "_segment",
+                        lambda self: FullDisk(real(self)))
+    options = "timeout=5, backoff=0.01, http_retries=1, retries=1"
+    with StubServer() as server:
+        def config(folder: Path) -> Path:
+            path = folder / "c.yaml"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(yaml.safe_dump({
+                **BASE, "deck": "dreams", "games": 2, "rules": {"options": {"max_rounds": 2}},
+                "players": [{"name": "model", "agent": f"llm(model=good, base_url="
+                                                       f"{server.base_url}, {options})"},
+                            "random", "random"]}), encoding="utf-8")
+            return path
+
+        folder = tmp_path / "out"
+        err = one_line(capsys, "run", str(config(tmp_path)), "--out", str(folder), "--quiet")
+        segments = sorted((folder / "exchanges").glob("*.jsonl"))
+        assert err.endswith(f"{segments[-1]}: No space left on device"), err
+        assert sum(len(p.read_text().splitlines()) for p in segments) == 6  # kept
+        monkeypatch.undo()
+        assert main(["run", str(config(tmp_path)), "--out", str(folder), "--quiet"]) == 0
+        clean = tmp_path / "clean"
+        assert main(["run", str(config(tmp_path / "other")), "--out", str(clean),
+                     "--quiet"]) == 0
+    assert games_text(folder) == games_text(clean)
+    records = [line for line in games_text(folder).split("\n") if line]
+    assert len(records) == 2 and '"faults"' not in games_text(folder)

@@ -237,6 +237,47 @@ def test_a_model_that_answers_a_lone_surrogate_costs_a_fault_not_the_run(tmp_pat
     assert replay_folder(folder, executor="local", show_progress=False) == (2, None)
 
 
+
+@pytest.mark.parametrize("kind", ["surrogate", "line separator", "next line"])
+def test_a_models_raw_bad_text_is_stored_and_replayed(tmp_path, monkeypatch, kind):
+    """The reply's JSON holds the character itself (a lone surrogate as JSON's own escape):
+    the exchange store keeps it (its lines are one line for every splitter, a surrogate
+    escaped), the clue is an illegal fault, and the folder replays offline."""
+    pytest.importorskip("httpx")
+    from dixit_lab.vlm import stub
+
+    original = stub._completion
+
+    def raw_clues(request, behaviour, digest):
+        reply = original(request, behaviour, digest)
+        message = reply["choices"][0]["message"]
+        answer = json.loads(message["content"])
+        if "clue" in answer:
+            answer["clue"] = bad(kind)
+            message["content"] = json.dumps(answer, ensure_ascii=False)  # the text itself
+        return reply
+
+    monkeypatch.setattr(stub, "_completion", raw_clues)
+    options = "timeout=5, backoff=0.01, http_retries=1, retries=1"
+    with stub.StubServer() as server:
+        data = {**BASE, "deck": "dreams", "games": 2,
+                "rules": {"preset": "classic", "options": {"max_rounds": 3}},
+                "players": [{"name": "model", "agent": f"llm(model=good, base_url="
+                                                       f"{server.base_url}, {options})"},
+                            "random", "random"]}
+        folder = tmp_path / "out"
+        run_experiment(parse_config(data), folder, show_progress=False)
+    records = [json.loads(line) for line in games_text(folder).split("\n") if line]
+    faults = [f for r in records for rnd in r["rounds"] for f in rnd.get("faults", [])]
+    assert {f["kind"] for f in faults} <= {"illegal"}, faults  # a line break: a space
+    assert kind != "surrogate" or any(f["action"] == "tell" for f in faults)
+    segments = list((folder / "exchanges").glob("*.jsonl"))
+    assert segments
+    for segment in segments:
+        text = segment.read_text(encoding="utf-8")
+        assert len(text.splitlines()) == text.count("\n")
+    assert replay_folder(folder, executor="local", show_progress=False) == (2, None)
+
 # -- clue banks and decks' captions --------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["line separator", "paragraph separator", "next line", "nul",

@@ -30,6 +30,7 @@ __all__ = [
     "RoundRecord",
     "game_index",
     "json_text",
+    "one_line",
     "part_name",
     "player_names",
     "read_jsonl",
@@ -85,7 +86,13 @@ def json_text(value: Any) -> str:
     value, and every splitter sees one line: ``"\\n"`` is the only line break in a games
     file. The one writer of record JSON (both engines, the parts' checks, people's
     decisions)."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return one_line(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+def one_line(text: str) -> str:
+    """JSON ``text`` with NEL, U+2028, U+2029 and lone surrogates written as their
+    ``\\uXXXX`` escapes: the same value for every JSON reader, one line for every splitter,
+    and text UTF-8 can encode (also the exchange store's lines)."""
     if text.isascii():
         return text
     return _SPLITTERS.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
