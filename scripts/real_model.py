@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import filecmp
 import json
 import os
 import shutil
@@ -37,7 +36,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -206,22 +204,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     mark = time.perf_counter()
-    with tempfile.TemporaryDirectory() as scratch:
-        copy = Path(scratch) / "replayed"
-        shutil.copytree(out, copy)
-        # offline: nothing listens at the URL any more (the replay must not need it)
-        replayed = dixit("replay", str(copy), "--quiet",
-                         env={"DIXIT_LAB_MODEL_URL": url, "DIXIT_LAB_EXCHANGE_MODE": "replay"})
-        times["replay"] = time.perf_counter() - mark
-        print(replayed.stdout, end="")
-        print(replayed.stderr, end="", file=sys.stderr)
-        games = "games.jsonl"
-        same = replayed.returncode == 0 and filecmp.cmp(out / games, copy / games,
-                                                        shallow=False)
-    if not same:
+    # offline: the server is stopped, and replay reads the recorded replies only
+    replayed = dixit("replay", str(out), "--quiet")
+    times["replay"] = time.perf_counter() - mark
+    print(replayed.stdout, end="")
+    print(replayed.stderr, end="", file=sys.stderr)
+    if replayed.returncode != 0 or "identical" not in replayed.stdout:
         step("the offline replay did not reproduce the games byte for byte")
         return 1
-    step(f"offline replay: {games} identical byte for byte")
+    step("offline replay: every game identical byte for byte")
 
     import csv
 
