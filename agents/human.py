@@ -37,6 +37,8 @@ class HumanAgent(Agent):
     """A person's seat: played through the web page of ``dixit-lab play``; replayed from the
     recorded decisions of its results folder."""
 
+    writes_free_text = True  # a person types any clue
+
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
         decisions = _recorded()

@@ -39,6 +39,8 @@ _HEADER = struct.Struct(">I")
 _MAX_REPLY = 1 << 20        # bytes: a child's answer is a few numbers and a clue
 _START_TIMEOUT = 120.0      # seconds for a child to import its agent and answer "make"
 _HOOK_TIMEOUT = 60.0        # at least this for begin_game and observe (an agent may load a model)
+_MAX_UNPERCEIVED = 16       # clue texts a reply may say its agent could not perceive
+_MAX_CLUE_TEXT = 4096       # characters of each
 _CHILDREN: weakref.WeakSet[_Child] = weakref.WeakSet()
 
 
@@ -162,6 +164,7 @@ class IsolatedAgent(Agent):
         self._child: _Child | None = None
         self._stopped: str | None = None  # why this game's child is gone
         self._finalizer: weakref.finalize | None = None
+        self._context: GameContext | None = None
 
     def _start(self) -> _Child:
         child = _Child()
@@ -194,6 +197,7 @@ class IsolatedAgent(Agent):
             self._child.stop()
             self._child, self._stopped = None, gone.kind
             raise AgentFailure(gone.kind, str(gone)) from None
+        self._heard(reply.get("unperceived"))
         if "error" in reply:
             kind, message = reply["error"]
             raise AgentFailure("raised", f"the agent raised {kind}: {message}")
@@ -202,10 +206,19 @@ class IsolatedAgent(Agent):
             return Clue(card, text)
         return reply["ok"] if "ok" in reply else _Raw(str(reply.get("illegal", "?")))
 
+    def _heard(self, texts: Any) -> None:
+        """Pass on the clues the child's agent said it cannot perceive (plain strings, a few
+        at a time: anything else is ignored) to this game's context."""
+        if isinstance(texts, list) and self._context is not None:
+            for text in texts[:_MAX_UNPERCEIVED]:
+                if isinstance(text, str) and len(text) <= _MAX_CLUE_TEXT:
+                    self._context.cannot_perceive(text)
+
     # -- the agent API ----------------------------------------------------------------------
 
     def begin_game(self, context: GameContext) -> None:
         self._stopped = None  # a new game: a child that died is started again
+        self._context = context
         self._call("begin", context.to_state())
 
     def tell(self, view: Any) -> Any:
@@ -270,6 +283,8 @@ def _serve() -> None:
     os.dup2(2, 1)  # the agent's prints go to stderr, not into the protocol
     sys.stdout = sys.stderr
     agent: Agent | None = None
+    context: GameContext | None = None
+    told: set[str] = set()  # the clues this game's context already said it cannot perceive
     while True:
         header = read.read(_HEADER.size)
         if len(header) < _HEADER.size:
@@ -283,7 +298,8 @@ def _serve() -> None:
             elif agent is None:
                 raise RuntimeError("no agent")
             elif command == "begin":
-                agent.begin_game(GameContext.from_state(payload))
+                context, told = GameContext.from_state(payload), set()
+                agent.begin_game(context)
                 reply = {"ok": None}
             elif command == "observe":
                 agent.observe(payload)
@@ -292,6 +308,11 @@ def _serve() -> None:
                 reply = _encode(getattr(agent, command)(payload))
         except Exception as error:
             reply = {"error": [type(error).__name__, str(error)]}
+        if context is not None:  # what the agent said it cannot perceive, once each
+            new = sorted(context.unperceived_clues() - told)
+            if new:
+                told.update(new)
+                reply["unperceived"] = new
         data = json.dumps(reply).encode()
         write.write(_HEADER.pack(len(data)) + data)
 

@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from dixit_lab.core.agent import AgentSpecError, make_agent
+from dixit_lab.core.agent import AgentSpecError, get_agent_class, make_agent
 from dixit_lab.core.cards import DeckError, load_deck
 from dixit_lab.core.rules import RuleSet, get_rules
 from dixit_lab.errors import ConfigError
@@ -141,7 +141,8 @@ class ExecutorConfig(_Strict):
 
 class TuneConfig(_Strict):
     """Search one numeric config ``parameter`` in [``low``, ``high``] for the value that
-    maximises ``metric`` of player ``player`` (see ``dixit-lab tune``)."""
+    maximises ``metric`` of player ``player``, or the values the games cannot separate (see
+    ``dixit-lab tune``)."""
 
     parameter: str
     low: float
@@ -151,9 +152,11 @@ class TuneConfig(_Strict):
     metric: str = "storyteller_points_per_turn"
     games_per_round: int = Field(default=100, ge=1)
     max_games: int = Field(default=5000, ge=1)
-    #: family-wise error of dropping a candidate, over candidates and looks (Holm, Bonferroni)
+    #: family-wise error of ever dropping a best candidate, over candidates, looks and the
+    #: confirmation (Holm, Bonferroni; half to the search and half to the confirmation)
     alpha: float = Field(default=0.05, gt=0, lt=1)
-    #: fresh deals to re-evaluate the winner on (0: no re-evaluation)
+    #: fresh deals on which every contender the search leaves is replayed against the others
+    #: (0: no confirmation)
     confirm_games: int = Field(default=200, ge=0)
 
 
@@ -224,6 +227,13 @@ class ExperimentConfig(_Strict):
     def seats(self) -> list[tuple[str, str]]:
         """(name, spec) of every seat of the pool, players expanded by ``count``."""
         return [(p.display_name(), p.spec()) for p in self.players for _ in range(p.count)]
+
+    def public_names(self) -> tuple[str, ...]:
+        """The name each seat of the pool (as :meth:`seats`) is known by at the table: the
+        player's ``name``, else ``player <k>`` (its place in ``players``, from 1). Never its
+        spec: how a player thinks is not public (its display name, in the tables, may be)."""
+        return tuple(p.name or f"player {index + 1}" for index, p in enumerate(self.players)
+                     for _ in range(p.count))
 
     def isolation(self) -> tuple[tuple[bool, float | None], ...]:
         """(isolated, decision timeout) of every seat of the pool, as :meth:`seats`."""
@@ -337,6 +347,14 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
         deck.check_playable(size, rules.hand_size_for(size), rules.displayed_cards(size))
     except DeckError as error:
         raise ConfigError(f"{source}: deck: {error}") from None
+    if config.engine == "batched":  # refused here, before a results folder exists
+        from dixit_lab.run.tournament import table_setup
+
+        try:
+            table_setup(config).engine_plan()
+        except ValueError as error:
+            raise ConfigError(f"{source}: engine: {error}") from None
+    _check_free_text(config, source)
     if not deck.has_images:
         for index, player in enumerate(config.players):
             if player.isolation == "process":
@@ -346,6 +364,42 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
                 raise ConfigError(f"{source}: players.{index}.agent: {player.spec()} "
                                   f"perceives card images, but deck {config.deck!r} has "
                                   f"none; use an image deck such as 'dreams'")
+
+
+#: the extra that installs each source of free text (each brings the sentence encoder too)
+_SOURCE_EXTRAS = {"human": "web", "vlm": "vlm", "llm": "vlm"}
+
+
+def _check_free_text(config: ExperimentConfig, source: str) -> None:
+    """Refuse a config in which players who write free text (people, model agents) sit with
+    players who could not perceive it here (their embedder's text model is not installed),
+    naming both and the extra to install. Isolated players are not imported here: what they
+    cannot perceive is counted when the games are played, as for any custom agent."""
+    present = [index for index, player in enumerate(config.players)
+               if player.isolation != "process"]
+    writers = [i for i in present
+               if get_agent_class(parse_spec(config.players[i].agent)[0]).writes_free_text]
+    if not writers:
+        return
+    deaf = []
+    for index in present:
+        check = getattr(make_agent(config.players[index].spec()), "clue_perception_problem",
+                        None)
+        problem = check() if callable(check) else None
+        if problem is not None:
+            deaf.append((index, problem))
+    if not deaf:
+        return
+    names = [f"players.{i} ({config.players[i].display_name()})" for i in writers]
+    kinds = {parse_spec(config.players[i].agent)[0] for i in writers}
+    what, extra = deaf[0][1]
+    if extra == "offline":  # the sentence encoder: the extra of the free text's source has it
+        extra = ",".join(sorted({_SOURCE_EXTRAS.get(kind, "offline") for kind in kinds}))
+    listeners = ", ".join(f"players.{i} ({config.players[i].display_name()})" for i, _ in deaf)
+    raise ConfigError(f"{source}: players: {', '.join(names)} write free-text clues, which "
+                      f"{listeners} cannot perceive here: {what}; install it with pip "
+                      f"install 'dixit-lab[{extra}]' (from the clone: pip install -e "
+                      f"\".[{extra}]\"), or seat listeners that can")
 
 
 def check_size(data: Any, source: str) -> None:

@@ -30,7 +30,7 @@ METRIC_SUMS: tuple[str, ...] = (
 #: the decisions that are a seat's own: a fault of one of these actions replaced it
 DECISIONS = ("tell", "submit", "vote")
 _COUNTS = ("seats", "games", "storyteller_turns", "listener_turns", "faults", "share_sum",
-           "predicted_sum", "predicted_turns", "decisions", "action_faults")
+           "predicted_sum", "predicted_turns", "unperceived", "decisions", "action_faults")
 _BINS = 10
 
 
@@ -87,7 +87,7 @@ class PlayerStats:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PlayerStats:
-        return cls(dict(data["counts"]),
+        return cls({**dict.fromkeys(_COUNTS, 0.0), **data["counts"]},
                    {k: ClusterSums(*v) for k, v in data["sums"].items()},
                    list(data["specs"]), dict(data["fault_kinds"]),
                    np.asarray(data["bins"], dtype=np.float64).reshape(_BINS, 3),
@@ -243,6 +243,7 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
         "seats": count(codes), "games": count(present_keys % p),
         "storyteller_turns": count(teller), "listener_turns": count(listener_code),
         "faults": count(seat_code[batch.round_game].ravel(), batch.faults.ravel()),
+        "unperceived": count(seat_code[batch.round_game].ravel(), batch.unperceived.ravel()),
         "share_sum": count(codes, share.ravel()),
         "decisions": count(teller) + 2 * count(listener_code),  # a tell; a submit and a vote
         "action_faults": count(seat_code[batch.round_game].ravel(), np.sum(

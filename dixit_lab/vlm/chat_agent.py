@@ -55,6 +55,7 @@ class ChatAgent(Agent):
 
     #: tournaments play these agents' games concurrently (:mod:`dixit_lab.vlm.driver`)
     remote: ClassVar[bool] = True
+    writes_free_text: ClassVar[bool] = True  # a model's clue is any text
 
     def __init__(self, *, model: str, base_url: str, api_key_env: str | None,
                  temperature: float | None, max_tokens: int | None, timeout: float,
@@ -214,7 +215,9 @@ class ChatAgent(Agent):
 
     def vote(self, view: VoteView) -> int:
         own = [position + 1 for position in view.own_positions]
-        labels = [label for label in range(1, len(view.display) + 1) if label not in own]
+        allowed = self.context.rules.own_card_votes  # own cards are votes too
+        labels = [label for label in range(1, len(view.display) + 1)
+                  if allowed or label not in own]
         own_text = ("Card " if len(own) == 1 else "Cards ") + " and ".join(map(str, own)) + \
             (" is yours." if len(own) == 1 else " are yours.")
         answer = self._decide("vote", view.round, labels, 1, view.display, {
