@@ -53,3 +53,23 @@ def test_a_refused_field_is_not_retried():
             "name": "answer", "strict": True, "schema": {"type": "object"}}}})
     assert outcome["error"]["field"] == "response_format"
     assert outcome["attempts"] == 1  # HTTP 500, but naming the field: no retry
+
+
+def test_a_vlm_seat_at_this_text_only_server_stops_on_its_first_request(tmp_path):
+    from dixit_lab.run.experiment import parse_config
+    from dixit_lab.run.runner import run_experiment
+    from dixit_lab.run.tournament import GameFailed
+
+    experiment = parse_config({
+        "name": "blind", "seed": 1, "deck": "dreams", "games": 1,
+        "rules": {"preset": "classic", "options": {"max_rounds": 1}},
+        "players": [{"name": "v", "agent": f"vlm(model={MODEL}, base_url={URL}, "
+                                           f"temperature=0.0, max_tokens=16, timeout=300, "
+                                           f"image_size=64)"},
+                    {"name": "a", "agent": "random"}, {"name": "b", "agent": "random"}],
+        "executor": {"kind": "local"}})
+    with pytest.raises(GameFailed, match="drops images"):
+        run_experiment(experiment, tmp_path / "run", show_progress=False)
+    entries = [line for path in (tmp_path / "run" / "exchanges").glob("*.jsonl")
+               for line in path.read_text().splitlines()]
+    assert all('"probe"' in line for line in entries)  # no decision was asked blind
