@@ -275,10 +275,10 @@ class ChatAgent(Agent):
                 kind, message = problem.kind, str(problem)
             content = (outcome.get("message") or {}).get("content")
             messages = [*messages,
-                        {"role": "assistant", "content": content[:2000]
+                        {"role": "assistant", "content": _sendable(content[:2000])
                          if isinstance(content, str) else ""},
-                        {"role": "user", "content": self.templates.retry.format_map(
-                            {**values, "error": message})}]
+                        {"role": "user", "content": _sendable(self.templates.retry.format_map(
+                            {**values, "error": message}))}]
         row["fault"] = kind
         raise AgentFailure(kind, f"{message} (after {row['exchanges']} exchange(s) with "
                                  f"{self.model})")
@@ -391,6 +391,15 @@ def image_parts(cards: list[Card], size: int, detail: str | None = None
         parts.append({"type": "text", "text": f"Card {number}:"})
         parts.append({"type": "image_url", "image_url": image})
     return parts
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _sendable(text: str) -> str:
+    """``text`` with each lone surrogate (a reply's JSON may escape one: it is no Unicode)
+    as U+FFFD, so that a retry that quotes the reply can be encoded, keyed and stored."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 _REF = re.compile(r'"(sha256:[0-9a-f]{64}@\d+)"')
