@@ -282,7 +282,9 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
         "faults": count(seat_code[batch.round_game].ravel(), batch.faults.ravel()),
         "unperceived": count(seat_code[batch.round_game].ravel(), batch.unperceived.ravel()),
         "share_sum": count(codes, share.ravel()),
-        "decisions": count(teller) + 2 * count(listener_code),  # a tell; a submit and a vote
+        # a tell; a submit and a vote (exact sums: added element by element)
+        "decisions": [a + 2 * b for a, b in zip(count(teller), count(listener_code),
+                                                strict=True)],
         "action_faults": count(seat_code[batch.round_game].ravel(), np.sum(
             [failed[action] for action in DECISIONS], axis=0).ravel().astype(float)),
     }
