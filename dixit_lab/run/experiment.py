@@ -177,6 +177,18 @@ class TuneConfig(_Strict):
     confirm_games: int = Field(default=200, ge=0, le=MAX_GAMES)
 
 
+class ModelBudget(_Strict):
+    """Limits on what the model seats of a run spend together (None: no limit)."""
+
+    max_tokens_total: int | None = Field(default=None, ge=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+
+
+#: fields left out of the resolved config at their default, so that the folders of runs
+#: that do not use them are as they were
+_QUIET_DEFAULTS = {"model_budget": None, "min_model_share": 0.5}
+
+
 class ExperimentConfig(_Strict):
     name: str
     description: str = ""
@@ -200,6 +212,11 @@ class ExperimentConfig(_Strict):
     out: str | None = None
     sweep: dict[str, list[Any]] | None = None
     tune: TuneConfig | None = None
+    #: what the model seats of the run may spend together (docs/vlm.md, Budgets)
+    model_budget: ModelBudget | None = None
+    #: the least share of its decisions a model seat must make itself (the rest are its
+    #: faults' fallbacks) for the run to pass; 0 turns the check off
+    min_model_share: float = Field(default=0.5, ge=0, le=1)
 
     @field_validator("name")
     @classmethod
@@ -285,6 +302,9 @@ class ExperimentConfig(_Strict):
             entry["spec"] = player.spec()
             entry["name"] = player.display_name()
         data["rules"]["resolved"] = self.rule_set().options()
+        for key, default in _QUIET_DEFAULTS.items():
+            if data.get(key) == default:
+                del data[key]
         return data
 
 
