@@ -31,6 +31,7 @@ __all__ = [
     "max_round_points",
     "round_outcome",
     "round_points",
+    "score_batch",
     "score_round",
     "search_points",
     "vote_bonus",
@@ -212,13 +213,16 @@ def get_rules(name: str = "classic", **overrides: Any) -> RuleSet:
     >>> get_rules("classic", lone_finder_points=4).lone_finder_points
     4
     """
+    from dixit_lab.suggest import did_you_mean
+
     if name not in PRESETS:
-        raise RuleError(f"unknown rule preset {name!r}; available presets: "
-                         f"{', '.join(sorted(PRESETS))}")
+        raise RuleError(f"unknown rule preset {name!r}{did_you_mean(name, PRESETS)}; "
+                        f"available presets: {', '.join(sorted(PRESETS))}")
     unknown = sorted(set(overrides) - set(_FIELDS))
     if unknown:
-        raise RuleError(f"unknown rule option(s) {', '.join(map(repr, unknown))}; "
-                         f"allowed options: {', '.join(f for f in _FIELDS if f != 'name')}")
+        raise RuleError(f"unknown rule option(s) {', '.join(map(repr, unknown))}"
+                        f"{did_you_mean(unknown[0], _FIELDS)}; "
+                        f"allowed options: {', '.join(f for f in _FIELDS if f != 'name')}")
     fields: dict[str, Any] = {"name": name, **PRESETS[name], **overrides}
     return RuleSet(**fields)
 
@@ -428,3 +432,27 @@ def _score(
         finders=tuple(finders),
         outcome=round_outcome(count, n_players - 1),
     )
+
+
+def score_batch(rules: RuleSet, teller: np.ndarray, display: np.ndarray,
+                card_owner: np.ndarray, votes: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """The points by seat of many rounds at once, (R, n): :func:`search_points` and
+    :func:`vote_bonus` over arrays (the batched engine's scoring), the rule
+    :func:`round_points` applies to one round. ``votes`` is (R, n) with -1 for the
+    storyteller, ``cards`` the storyteller's cards (R,)."""
+    n = votes.shape[1]
+    target = np.argmax(display == cards[:, None], axis=1)
+    voting = votes >= 0
+    found = voting & (votes == target[:, None])
+    finders = found.sum(axis=1)
+    owner_of_vote = np.take_along_axis(card_owner, np.maximum(votes, 0), axis=1)
+    # a vote on one's own card (own_card_votes) finds nothing and is received by nobody
+    decoy_votes = voting & ~found & (owner_of_vote != np.arange(n)[None, :])
+    received = np.stack([(decoy_votes & (owner_of_vote == seat)).sum(axis=1)
+                         for seat in range(n)], axis=1)
+    storyteller, finder, missed = (np.asarray(table, dtype=np.int64)
+                                   for table in search_points(rules, n))
+    points = np.where(found, finder[finders][:, None], missed[finders][:, None])
+    points = points + vote_bonus(rules, received)
+    is_teller = np.arange(n)[None, :] == teller[:, None]
+    return np.where(is_teller, storyteller[finders][:, None], points)

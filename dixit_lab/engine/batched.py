@@ -22,7 +22,7 @@ import numpy as np
 
 from dixit_lab.core.agent import Agent, GameContext
 from dixit_lab.core.cards import Deck
-from dixit_lab.core.rules import RuleSet, search_points, vote_bonus
+from dixit_lab.core.rules import RuleSet, score_batch
 from dixit_lab.core.seeding import (
     Streams,
     game_key,
@@ -34,8 +34,8 @@ from dixit_lab.core.seeding import (
 from dixit_lab.engine.batch_output import columns, json_lines
 from dixit_lab.records.batches import GameBatch
 
-__all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "batch_blocker", "batch_supported",
-           "play_batch", "rules_supported", "score_batch"]
+__all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "TableShape", "Tables", "batch_blocker",
+           "batch_supported", "play_batch", "prepare_tables", "rules_supported"]
 
 
 class Draws:
@@ -127,7 +127,9 @@ def rules_supported(rules: RuleSet) -> bool:
 
 
 @dataclass(frozen=True)
-class _Shape:
+class TableShape:
+    """The shape of a table: players, hand size, cards per listener, cards shown, deck size."""
+
     n: int
     hand: int
     per_player: int
@@ -188,6 +190,30 @@ def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     """Play the games of :func:`play_batch`: their state, their rounds' arrays, the agents'
     names and the clue texts (for the records: ``batch_output.json_lines``, and
     :mod:`dixit_lab.engine.batch_output`)."""
+    table = prepare_tables(tables, rules, deck, seeds)
+    games = _Batch(table.shape, rules, seeds, table.seating)
+    return games, games.run(table.policies), table.names, table.clue_texts
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The games of a batch as the batched engines play them: the table shape, the distinct
+    agents (by first seat), the agent of each seat of each game (``seating``, (B, n) indices
+    of ``agents``), their batch policies (prepared for the shape and bound to the table's clue
+    bank), their names (specs) and the clue bank."""
+
+    shape: TableShape
+    agents: list[Agent]
+    seating: np.ndarray
+    policies: list[Any]
+    names: list[str]
+    clue_texts: tuple[str, ...]
+
+
+def prepare_tables(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+                   seeds: Sequence[Any]) -> Tables:
+    """Check a batch of games (one table shape, rules the batched engines play, agents with
+    batch policies) and prepare its :class:`Tables`."""
     if len(tables) != len(seeds):
         raise ValueError(f"{len(tables)} tables for {len(seeds)} seeds")
     if not tables:
@@ -199,8 +225,8 @@ def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     if not rules_supported(rules):
         raise ValueError(f"the batched engine does not play deck_exhausted="
                          f"{rules.deck_exhausted!r}; use the reference engine")
-    shape = _Shape(n, rules.hand_size_for(n), rules.cards_per_player(n),
-                   rules.displayed_cards(n), len(deck))
+    shape = TableShape(n, rules.hand_size_for(n), rules.cards_per_player(n),
+                       rules.displayed_cards(n), len(deck))
     deck.check_playable(n, shape.hand, shape.shown)
     distinct: dict[int, int] = {}
     agents: list[Agent] = []
@@ -214,8 +240,7 @@ def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
             seating[g, seat] = index
     policies, clue_texts = _policies(agents, n, rules, deck)
     names = [getattr(a, "spec", None) or a.name for a in agents]
-    games = _Batch(shape, rules, seeds, seating)
-    return games, games.run(policies), names, clue_texts
+    return Tables(shape, agents, seating, policies, names, clue_texts)
 
 
 def _keys(seeds: list[Any]) -> np.ndarray:
@@ -235,7 +260,7 @@ def _keys(seeds: list[Any]) -> np.ndarray:
 class _Batch:
     """The state of B games of one table shape."""
 
-    def __init__(self, shape: _Shape, rules: RuleSet, seeds: Sequence[Any],
+    def __init__(self, shape: TableShape, rules: RuleSet, seeds: Sequence[Any],
                  seating: np.ndarray) -> None:
         self.shape, self.rules = shape, rules
         self.seeds = list(seeds)
@@ -429,27 +454,3 @@ class _Batch:
         self.hands[rows] = hands
         self.pile = self.pile[:, :pile_length - drawn]
         return mode == "end_when_last_drawn" and self.pile.shape[1] == 0
-
-
-def score_batch(rules: RuleSet, teller: np.ndarray, display: np.ndarray,
-                card_owner: np.ndarray, votes: np.ndarray, cards: np.ndarray) -> np.ndarray:
-    """The points by seat of many rounds at once, (R, n): :func:`dixit_lab.core.rules.search_points`
-    and :func:`~dixit_lab.core.rules.vote_bonus` over arrays, the rule ``round_points`` applies to
-    one round. ``votes`` is (R, n) with -1 for the storyteller, ``cards`` the storyteller's
-    cards (R,)."""
-    n = votes.shape[1]
-    target = np.argmax(display == cards[:, None], axis=1)
-    voting = votes >= 0
-    found = voting & (votes == target[:, None])
-    finders = found.sum(axis=1)
-    owner_of_vote = np.take_along_axis(card_owner, np.maximum(votes, 0), axis=1)
-    # a vote on one's own card (own_card_votes) finds nothing and is received by nobody
-    decoy_votes = voting & ~found & (owner_of_vote != np.arange(n)[None, :])
-    received = np.stack([(decoy_votes & (owner_of_vote == seat)).sum(axis=1)
-                         for seat in range(n)], axis=1)
-    storyteller, finder, missed = (np.asarray(table, dtype=np.int64)
-                                   for table in search_points(rules, n))
-    points = np.where(found, finder[finders][:, None], missed[finders][:, None])
-    points = points + vote_bonus(rules, received)
-    is_teller = np.arange(n)[None, :] == teller[:, None]
-    return np.where(is_teller, storyteller[finders][:, None], points)

@@ -449,7 +449,7 @@ def test_the_vectorised_scorer_agrees_with_the_scalar_one(cases):
     (both read the point rule from search_points and vote_bonus)."""
     import numpy as np
 
-    from dixit_lab.engine.batched import score_batch
+    from dixit_lab.core.rules import score_batch
 
     by_table: dict = {}
     for rules, storyteller, owners, votes in cases:
