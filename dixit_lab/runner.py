@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from dixit_lab.atomic import atomic_write, atomic_write_text
+from dixit_lab.deal_secret import run_secret
 from dixit_lab.executors import chunked, get_executor, run_chunks
 from dixit_lab.experiment import ConfigError, ExperimentConfig, expand_sweep
 from dixit_lab.progress import progress, stage
@@ -65,12 +66,14 @@ def git_commit() -> str | None:
     return commit + ("-dirty" if dirty.strip() else "")
 
 
-def table_setup(config: ExperimentConfig) -> TableSetup:
+def table_setup(config: ExperimentConfig, secret: bytes | None = None) -> TableSetup:
+    """What workers need to play ``config``'s games; ``secret``: the run's deal secret
+    (:func:`~dixit_lab.deal_secret.run_secret`), None for deals from the seed alone."""
     seats = config.seats()
     return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
                       names=tuple(name for name, _ in seats),
                       specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
-                      engine=config.engine, isolation=config.isolation())
+                      engine=config.engine, isolation=config.isolation(), secret=secret)
 
 
 def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
@@ -86,9 +89,7 @@ def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
     share = -(-config.games // (4 * max(workers, 1)))
     if setup.batched():
         return max(100, min(5000, share))
-    from dixit_lab.vlm.driver import has_remote_agents
-
-    if any(isolated for isolated, _ in setup.isolation) or has_remote_agents(setup.specs):
+    if setup.untrusted or setup.remote():
         return 25
     return max(25, min(250, share))
 
@@ -149,9 +150,11 @@ def _lines(path: Path, check: _LineCheck | None = None) -> Iterator[tuple[int, s
 _LineCheck = Callable[[str, Path, int], int]
 
 
-def _line_check(config: ExperimentConfig, specs: Sequence[GameSpec]) -> _LineCheck:
+def _line_check(config: ExperimentConfig, specs: Sequence[GameSpec], secret: bytes | None
+                ) -> _LineCheck:
     names = tuple(name for name, _ in config.seats())
-    return partial(check_saved_line, specs=specs, names=names, seed=config.seed)
+    return partial(check_saved_line, specs=specs, names=names, seed=config.seed,
+                   secret=secret)
 
 
 def _done_indices(folder: Path, check: _LineCheck) -> set[int]:
@@ -248,12 +251,13 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
         count = get_executor(kind).default_workers(address)
 
     specs = game_specs(config)
-    done = _done_indices(folder, _line_check(config, specs))
+    secret = run_secret(config, folder)  # untrusted seats: deals no seat can recompute
+    done = _done_indices(folder, _line_check(config, specs, secret))
     missing: Sequence[GameSpec] = specs if not done else [
         spec for spec in specs if spec.index not in done]
     saved = len(done)  # games saved: the resumed ones, then each chunk's
     del done
-    setup = table_setup(config)
+    setup = table_setup(config, secret)
     parts = folder / "parts"
     start = time.perf_counter()
     played = 0
@@ -269,7 +273,8 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                 for results in run_chunks(setup, chunks, kind, count or None, address,
                                           parts=parts, records=records):
                     if results[0][1] is not None:  # not written by the worker itself
-                        save_part(parts, results, records)  # type: ignore[arg-type]
+                        save_part(parts, results, records,  # type: ignore[arg-type]
+                                  untrusted=setup.untrusted_specs)
                     saved += len(results)
                     written.add(results[0][0])
                     played += len(results)
@@ -285,7 +290,8 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     stats = None
     if missing or parts.is_dir():
         with stage("merging the parts", show_progress):
-            stats = merge_parts(folder, len(specs), config.records, written)
+            stats = merge_parts(folder, len(specs), config.records, written,
+                                setup.untrusted_specs)
             if stats is None:  # parts of scattered games, or a games file already there
                 _merge(folder, len(specs), config.records)
     if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go

@@ -17,8 +17,8 @@ from dixit_lab.agent import Agent, make_agent
 from dixit_lab.cards import load_deck
 from dixit_lab.game import play_game
 from dixit_lab.rules import RuleSet
-from dixit_lab.seats import GameFailed, make_seat_agent
-from dixit_lab.seeding import game_seed
+from dixit_lab.seats import TRUSTED, GameFailed, Isolation, make_seat_agent, seat_info
+from dixit_lab.seeding import deal_seed
 
 __all__ = [
     "GameFailed",
@@ -38,7 +38,7 @@ _SCHEDULE_STREAM = 0x5C4ED  # spawn key of the stream that samples tables (apart
 @dataclass(frozen=True)
 class GameSpec:
     """One game of a tournament: its index, the pool seats at each table seat, and the index
-    of the deal (its ``SeedSequence`` is ``game_seed(experiment seed, deal)``)."""
+    of the deal (its ``SeedSequence`` is ``TableSetup.game_seed(deal)``)."""
 
     index: int
     seats: tuple[int, ...]
@@ -56,15 +56,37 @@ class TableSetup:
     specs: tuple[str, ...]   # by pool seat
     on_illegal: str
     engine: str = "auto"     # auto | reference | batched
-    #: by pool seat: (in its own process?, decision timeout); empty: none isolated
-    isolation: tuple[tuple[bool, float | None], ...] = ()
+    #: how each pool seat is run (:class:`~dixit_lab.seats.Isolation`); empty: all trusted
+    isolation: tuple[Isolation, ...] = ()
+    #: the run's deal secret (:mod:`dixit_lab.deal_secret`); None: deals from the seed alone
+    secret: bytes | None = None
 
     @property
     def key(self) -> tuple[Any, ...]:
         return (self.rules, self.deck, self.specs, self.on_illegal, self.isolation)
 
-    def isolated(self, seat: int) -> tuple[bool, float | None]:
-        return self.isolation[seat] if self.isolation else (False, None)
+    def seat_isolation(self, seat: int) -> Isolation:
+        return self.isolation[seat] if self.isolation else TRUSTED
+
+    def game_seed(self, deal: int) -> np.random.SeedSequence:
+        """The ``SeedSequence`` of deal ``deal`` (:func:`~dixit_lab.seeding.deal_seed`)."""
+        return deal_seed(self.seed, deal, self.secret)
+
+    @property
+    def untrusted(self) -> bool:
+        return any(isolation.untrusted for isolation in self.isolation)
+
+    @property
+    def untrusted_specs(self) -> frozenset[str]:
+        """The specs that an untrusted seat plays: the engine never builds these."""
+        return frozenset(spec for seat, spec in enumerate(self.specs)
+                         if self.seat_isolation(seat).untrusted)
+
+    def remote(self) -> bool:
+        """Whether a seat plays through a remote model (told by a child for an untrusted
+        seat: the engine never builds its agent)."""
+        return any(seat_info(spec, self.seat_isolation(seat), self.deck).remote
+                   for seat, spec in enumerate(self.specs))
 
     def batched(self) -> bool:
         """Whether games are played by the batched engine: ``auto`` uses it when every agent
@@ -73,10 +95,10 @@ class TableSetup:
             return False
         from dixit_lab.batched import batch_supported, rules_supported
 
-        if any(isolated for isolated, _ in self.isolation):
+        if self.untrusted:
             if self.engine == "batched":
                 raise ValueError("engine 'batched' was asked for, but a player has isolation: "
-                                 "process; use engine: auto or reference")
+                                 "process or sandbox; use engine: auto or reference")
             return False
 
         unsupported = sorted({spec for spec in self.specs
@@ -171,7 +193,7 @@ class _AgentPool:
 
     def __init__(self) -> None:
         self.key: tuple[Any, ...] | None = None
-        self.instances: dict[tuple[str, int, bool, float | None], Agent] = {}
+        self.instances: dict[tuple[str, int, Isolation], Agent] = {}
 
     def table(self, setup: TableSetup, seats: tuple[int, ...]) -> list[Agent]:
         if setup.key != self.key:
@@ -182,11 +204,11 @@ class _AgentPool:
             spec = setup.specs[seat]
             occurrence = seen.get(spec, 0)
             seen[spec] = occurrence + 1
-            isolated, timeout = setup.isolated(seat)
-            key = (spec, occurrence, isolated, timeout)
+            isolation = setup.seat_isolation(seat)
+            key = (spec, occurrence, isolation)
             agent = self.instances.get(key)
             if agent is None:
-                agent = self.instances[key] = make_seat_agent(spec, isolated, timeout)
+                agent = self.instances[key] = make_seat_agent(spec, isolation, setup.deck)
             agents.append(agent)
         return agents
 
@@ -210,7 +232,7 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = Fals
     tables = [[shared[setup.specs[s]] for s in game.seats] for game in chunk]
     metas = [{"game": game.index, "deal": game.deal,
               "players": [setup.names[s] for s in game.seats]} for game in chunk]
-    seeds = [game_seed(setup.seed, game.deal) for game in chunk]
+    seeds = [setup.game_seed(game.deal) for game in chunk]
     batch = None
     try:
         if columns:
@@ -238,9 +260,9 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
     engine when the setup allows it (the records are the same either way)."""
     if setup.engine != "reference" and chunk and setup.batched():
         return _play_batched(setup, chunk)[0]
-    from dixit_lab.vlm.driver import has_remote_agents, play_remote_chunk  # model agents:
+    if chunk and setup.remote():  # model agents: every game of the chunk in flight at once
+        from dixit_lab.vlm.driver import play_remote_chunk
 
-    if chunk and has_remote_agents(setup.specs):  # every game of the chunk in flight at once
         return play_remote_chunk(setup, chunk)
     deck = load_deck(setup.deck)
     out = []
@@ -249,7 +271,7 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
         meta = {"game": spec.index, "deal": spec.deal,
                 "players": [setup.names[s] for s in spec.seats]}
         try:
-            record = play_game(agents, setup.rules, deck, game_seed(setup.seed, spec.deal),
+            record = play_game(agents, setup.rules, deck, setup.game_seed(spec.deal),
                                on_illegal=setup.on_illegal,  # type: ignore[arg-type]
                                meta=meta)
         except Exception as error:

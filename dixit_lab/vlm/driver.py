@@ -10,16 +10,14 @@ depends only on the replies, never on the order they arrive in, so the records a
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from dixit_lab.agent import Agent, make_agent
+from dixit_lab.agent import Agent
 from dixit_lab.cards import Deck, load_deck
 from dixit_lab.game import Decision, GameSteps, Phase, agent_answer
-from dixit_lab.seeding import game_seed
 from dixit_lab.vlm.chat_agent import AgentSetupError
 from dixit_lab.vlm.client import EndpointError
 from dixit_lab.vlm.store import ReplayMiss, canonical_json, current_store
@@ -33,10 +31,13 @@ __all__ = ["FATAL", "has_remote_agents", "play_remote_chunk"]
 FATAL = (EndpointError, ReplayMiss, AgentSetupError)
 
 
-@functools.lru_cache(maxsize=64)
 def has_remote_agents(specs: tuple[str, ...]) -> bool:
-    """True if an agent of ``specs`` plays through a remote model (``remote = True``)."""
-    return any(getattr(make_agent(spec), "remote", False) for spec in dict.fromkeys(specs))
+    """True if an agent of ``specs`` (trusted seats: built here, once a spec) plays through a
+    remote model (``remote = True``); an untrusted seat's answer comes from
+    :meth:`~dixit_lab.tournament.TableSetup.remote`."""
+    from dixit_lab.seats import seat_info
+
+    return any(seat_info(spec).remote for spec in dict.fromkeys(specs))
 
 
 class _Stopped(Exception):
@@ -85,12 +86,13 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
     from dixit_lab.seats import GameFailed, make_seat_agent
 
     # one set of agents per game in flight (isolated seats each get their own process)
-    agents = [make_seat_agent(setup.specs[seat], *setup.isolated(seat)) for seat in spec.seats]
+    agents = [make_seat_agent(setup.specs[seat], setup.seat_isolation(seat), setup.deck)
+              for seat in spec.seats]
     players = [setup.names[seat] for seat in spec.seats]
     meta = {"game": spec.index, "deal": spec.deal, "players": players}
     try:
         game = GameSteps(tuple(agent.spec for agent in agents), setup.rules, deck,
-                         game_seed(setup.seed, spec.deal),
+                         setup.game_seed(spec.deal),
                          on_illegal=setup.on_illegal,  # type: ignore[arg-type]
                          meta=meta)
         play_game_steps(agents, game, decisions, stop)

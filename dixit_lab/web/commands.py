@@ -27,14 +27,17 @@ def _web_modules() -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     _web_modules()
-    from dixit_lab.experiment import ConfigError, load_config
+    from dixit_lab.experiment import ConfigError, parse_config, read_yaml_file
     from dixit_lab.web.decisions import human_players
     from dixit_lab.web.play_app import play_app
     from dixit_lab.web.results import PlayFolder
     from dixit_lab.web.server import bind, loopback_hosts, serve, url_host
-    from dixit_lab.web.table import PlayTable
+    from dixit_lab.web.table import PlayTable, untrusted_by_default
 
-    config = load_config(args.config)
+    data, note = untrusted_by_default(read_yaml_file(args.config))
+    if note:
+        print(note, file=sys.stderr)
+    config = parse_config(data, str(args.config))
     if config.sweep:
         raise ConfigError(f"{args.config}: play runs one table; remove the sweep section")
     if not human_players(config):

@@ -28,6 +28,9 @@ class PlayFolder:
     def __init__(self, config: ExperimentConfig, folder: Path) -> None:
         self.folder = folder
         prepare_folder(config, folder)
+        from dixit_lab.deal_secret import run_secret
+
+        self.secret = run_secret(config, folder, untrusted=True)  # a person is at the table
         self.specs = game_specs(config)
         self.games: dict[int, str] = {}
         games_path = folder / "games.jsonl"

@@ -21,16 +21,48 @@ from dixit_lab.experiment import ConfigError, ExperimentConfig
 from dixit_lab.game import GameSteps, Phase, agent_answer
 from dixit_lab.records import GameRecord
 from dixit_lab.seats import make_seat_agent
-from dixit_lab.seeding import game_seed
+from dixit_lab.seeding import deal_seed
 from dixit_lab.tournament import GameSpec
 from dixit_lab.web.decisions import DecisionLog, human_players
 from dixit_lab.web.moves import CLUE_LIMIT, IllegalMove, check_move
 from dixit_lab.web.results import PlayFolder
 from dixit_lab.web.views import cards_json, public_round_json
 
-__all__ = ["HumanSeat", "PlayTable", "Stopped"]
+__all__ = ["HumanSeat", "PlayTable", "Stopped", "untrusted_by_default"]
 
 _NOTHING = object()
+
+
+def untrusted_by_default(data: Any) -> tuple[Any, str | None]:
+    """A play config (its YAML data) whose agent seats are untrusted unless a player says
+    otherwise (``isolation: none`` seats an agent in the server's process, where it could
+    reach the people's tokens and hands): ``sandbox`` where this machine can make one, else
+    ``process``, with the one line that says why (never silently)."""
+    from dixit_lab.sandbox import sandbox_problem
+    from dixit_lab.spec import parse_spec
+
+    players = data.get("players") if isinstance(data, dict) else None
+    if not isinstance(players, list):
+        return data, None
+    problem = sandbox_problem()
+    mode = "sandbox" if problem is None else "process"
+    changed = False
+    entries = []
+    for entry in players:
+        entry = {"agent": entry} if isinstance(entry, str) else entry
+        if isinstance(entry, dict) and "isolation" not in entry and isinstance(
+                entry.get("agent"), str):
+            try:
+                person = parse_spec(entry["agent"])[0] == "human"
+            except ValueError:
+                person = False  # the config's check names the bad spec
+            if not person:
+                entry = {**entry, "isolation": mode}
+                changed = True
+        entries.append(entry)
+    note = (f"{problem}; the table's agents play with isolation: process instead (their own "
+            f"processes: not a boundary)") if problem and changed else None
+    return {**data, "players": entries}, note
 
 
 class Stopped(Exception):
@@ -132,7 +164,8 @@ class PlayTable:
         names = tuple(self.specs[player] for player in spec.seats)
         players = tuple(self.names[player] for player in spec.seats)
         meta = {"game": spec.index, "deal": spec.deal, "players": list(players)}
-        steps = GameSteps(names, self.rules, self.deck, game_seed(self.config.seed, spec.deal),
+        steps = GameSteps(names, self.rules, self.deck,
+                          deal_seed(self.config.seed, spec.deal, self.folder.secret),
                           on_illegal=self.config.on_illegal, meta=meta)
         with self.cond:
             self.game, self.players, self.history = spec, players, []
@@ -147,7 +180,8 @@ class PlayTable:
         agents: dict[int, Agent] = {}
         for seat, player in enumerate(spec.seats):
             if self._human_at(seat) is None:
-                agents[seat] = make_seat_agent(self.specs[player], *self.isolation[player])
+                agents[seat] = make_seat_agent(self.specs[player], self.isolation[player],
+                                               self.config.deck)
                 try:  # as play_game does: an agent's exception is a fault of the game
                     agents[seat].begin_game(steps.context(seat))
                 except Exception as error:
