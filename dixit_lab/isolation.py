@@ -65,8 +65,9 @@ class _Endpoint:
             self.channel.send(data, deadline)
             reply = json.loads(self.channel.receive(deadline))
         except ChannelError as error:
+            gone = self.gone(error, timeout)  # (asked before stopping: how did it end?)
             self.stop()
-            raise self.gone(error, timeout) from None
+            raise gone from None
         except ValueError:
             self.stop()
             raise _ChildGone("crashed", "the agent's process sent a reply that is not "
@@ -82,8 +83,9 @@ class _Endpoint:
             return _ChildGone("timeout", f"{error} within {timeout:g} s (decision_timeout); "
                                          f"the agent's process was stopped")
         ended = self.how_ended()
-        return _ChildGone("crashed", f"the agent's process {ended or 'closed its end'}"
-                                     + ("" if "closed" in str(error) else f": {error}"))
+        kind = "timeout" if ended and "CPU budget" in ended else "crashed"
+        return _ChildGone(kind, f"the agent's process {ended or 'closed its end'}"
+                                + ("" if "closed" in str(error) else f": {error}"))
 
     def how_ended(self) -> str | None:
         return None
@@ -152,10 +154,7 @@ class _SandboxChild(_Endpoint):
         self.owner = game.owner
 
     def how_ended(self) -> str | None:
-        ended = self.game.how_ended()
-        if ended and "SIGXCPU" in ended:
-            return ended + " (over its CPU budget for the game, limits.cpu_seconds)"
-        return ended
+        return self.game.how_ended()
 
     def stop(self) -> None:
         self.game.stop()
@@ -172,28 +171,47 @@ def _stop_children() -> None:
 _INFOS: dict[tuple[str, str, tuple[str, ...]], AgentInfo] = {}
 
 
-def _files(spec: str, isolation: Isolation, deck: str | None) -> list[Path]:
+def _files(spec: str, isolation: Isolation, deck: str | None) -> list[tuple[Path, Path]]:
     """What a sandbox of this seat may read beyond the runtime: the agent's own files, the
     player's ``files`` and a deck folder outside the shipped data."""
-    from dixit_lab.sandbox import agent_files
+    from dixit_lab.sandbox import agent_files, user_binds
 
-    files = [*agent_files(spec), *(Path(f).expanduser().resolve() for f in isolation.files)]
+    files = [*agent_files(spec), *user_binds(isolation.files)]
     if deck is not None:
         from dixit_lab.cards import absolute_deck_spec
 
         where = Path(absolute_deck_spec(deck))
         if where.exists():
-            files.append(where)
+            files.append((where, where))
     return files
+
+
+#: sandboxes that checked a spec, kept for the first seat that needs one like it (a sandbox
+#: takes a second or two to start: the runtime's imports)
+_SPARES: dict[tuple[Any, ...], Any] = {}
+
+
+def _sandbox(spec: str, isolation: Isolation, deck: str | None) -> Any:
+    """A sandbox for ``spec``'s seat: a spare one like it, else a new one."""
+    from dixit_lab.sandbox import Sandbox, _preload
+
+    files, preload = _files(spec, isolation, deck), _preload(spec)
+    key = (tuple(files), tuple(preload), isolation.limits, os.getpid())
+    spare = _SPARES.pop(key, None)
+    if spare is not None and spare.alive:
+        return spare
+    sandbox = Sandbox(files, preload, isolation.limits)
+    sandbox.spare_key = key
+    return sandbox
 
 
 def _start(spec: str, isolation: Isolation, deck: str | None) -> tuple[_Endpoint, Any]:
     """A child for ``spec`` (and its sandbox, or None): not yet asked to make the agent."""
     if isolation.mode == "sandbox":
-        from dixit_lab.sandbox import Sandbox, SandboxError, _preload
+        from dixit_lab.sandbox import SandboxError
 
         try:
-            sandbox = Sandbox(_files(spec, isolation, deck), _preload(spec), isolation.limits)
+            sandbox = _sandbox(spec, isolation, deck)
             return _SandboxChild(sandbox.game()), sandbox
         except SandboxError as error:
             raise AgentSpecError(f"agent {spec!r}: {error}") from None
@@ -201,7 +219,8 @@ def _start(spec: str, isolation: Isolation, deck: str | None) -> tuple[_Endpoint
 
 
 def _make(child: _Endpoint, spec: str, timeout: float = _START_TIMEOUT) -> AgentInfo:
-    reply = child.call("make", (spec, list(sys.path)), timeout)
+    path = list(sys.path) if isinstance(child, _ProcessChild) else None  # (a sandbox's is set)
+    reply = child.call("make", (spec, path), timeout)
     if "error" in reply:
         raise AgentSpecError(str(reply["error"][1]))
     try:
@@ -226,8 +245,8 @@ def isolated_info(spec: str, isolation: Isolation | None = None, deck: str | Non
                                  f"{gone}") from None
         finally:
             child.stop()
-            if sandbox is not None:
-                sandbox.stop()
+            if sandbox is not None:  # its game is over: the template is pristine still
+                _SPARES.setdefault(sandbox.spare_key, sandbox)
         _INFOS[key] = _INFOS[(info.spec, *key[1:])] = info  # the canonical spec too
     return info
 
@@ -272,13 +291,11 @@ class IsolatedAgent(Agent):
         """A child that has made the agent: a process, or a game process forked in the
         sandbox (which holds ``deck`` first, so that the game process does too)."""
         if self.isolation.mode == "sandbox":
-            from dixit_lab.sandbox import Sandbox, SandboxError, _preload
+            from dixit_lab.sandbox import SandboxError
 
             try:
                 if self._sandbox is None or not self._sandbox.alive:
-                    self._sandbox = Sandbox(_files(self._written, self.isolation,
-                                                   self.deck_spec), _preload(self._written),
-                                            self.isolation.limits)
+                    self._sandbox = _sandbox(self._written, self.isolation, self.deck_spec)
                 self._sandbox.add_deck(deck.fingerprint, deck)
                 child: _Endpoint = _SandboxChild(self._sandbox.game())
             except SandboxError as error:
@@ -339,8 +356,8 @@ class IsolatedAgent(Agent):
         if used is not None and used - self._cpu_at_begin > budget:
             child.stop()
             raise _ChildGone("timeout", f"the agent's process used {used - self._cpu_at_begin:.1f}"
-                                        f" s of CPU in this game, over its budget of {budget:g} "
-                                        f"s (limits.cpu_seconds); it was stopped")
+                                        f" s of CPU in this game, over its CPU budget of "
+                                        f"{budget:g} s (limits.cpu_seconds); it was stopped")
 
     # -- the agent API -----------------------------------------------------------------------
 

@@ -40,8 +40,8 @@ from typing import Any
 from dixit_lab.channel import Channel
 from dixit_lab.seats import Limits
 
-__all__ = ["Sandbox", "SandboxError", "SandboxGame", "bwrap_path", "sandbox_binds",
-           "sandbox_problem"]
+__all__ = ["WORKDIR", "Sandbox", "SandboxError", "SandboxGame", "agent_files", "bwrap_path",
+           "sandbox_binds", "sandbox_problem", "user_binds"]
 
 START_TIMEOUT = 120.0     # seconds for a sandbox's template to start
 CONTROL_TIMEOUT = 10.0    # seconds for the template to answer a command
@@ -99,7 +99,7 @@ def sandbox_problem() -> str | None:
              "    os.setuid(65534) if os.getuid() == 0 else None\n"
              "    os._exit(0 if libc.unshare(0x30020000) == 0 else 3)\n"
              "_, status = os.waitpid(pid, 0); raise SystemExit(os.waitstatus_to_exitcode(status))")
-    args = [bwrap, *_namespace_flags(), *_bind_args(sandbox_binds(()), Path("/")), "--",
+    args = [bwrap, *_namespace_flags(), *_bind_args(sandbox_binds(())), "--",
             sys.executable, "-I", "-c", probe]
     try:
         result = subprocess.run(args, capture_output=True, text=True, timeout=60, env={})
@@ -150,10 +150,33 @@ _SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "
                      "/libx32")
 
 
-def agent_files(spec: str) -> list[Path]:
+#: the sandbox's working folder: what the agent's files relative to the engine's working folder
+#: are bound under (the engine's folder, its name included, stays out of sight)
+WORKDIR = Path("/agent")
+
+Bind = tuple[Path, Path]  # (source here, destination in the sandbox)
+
+
+def _inside(path: Path | str) -> Path:
+    """Where a path the engine names is bound in a sandbox: under :data:`WORKDIR` if it is
+    relative or inside the working folder, else at the same absolute path."""
+    path = Path(path).expanduser()
+    if not path.is_absolute():
+        return WORKDIR / path
+    cwd = Path.cwd()
+    return WORKDIR / path.relative_to(cwd) if path.is_relative_to(cwd) else path
+
+
+def user_binds(paths: Iterable[Path | str]) -> list[Bind]:
+    """Binds of paths a user named (``files:``): relative ones from the working folder."""
+    return [(Path(p).expanduser().resolve(), _inside(p)) for p in paths
+            if Path(p).expanduser().exists()]
+
+
+def agent_files(spec: str) -> list[Bind]:
     """The files an agent's spec names outside the installed packages: a ``file.py:Class``'s
     file, or a ``module:Class``'s top-level package found on ``sys.path`` (found, never
-    imported)."""
+    imported), each with where it is bound (the name the child will look for)."""
     from dixit_lab.spec import parse_spec
 
     try:
@@ -165,32 +188,39 @@ def agent_files(spec: str) -> list[Path]:
     where = name.rpartition(":")[0]
     if where.endswith(".py") or "/" in where or "\\" in where:
         path = Path(where).expanduser()
-        return [path.resolve()] if path.is_file() else []
+        return [(path.resolve(), _inside(path))] if path.is_file() else []
     top = where.split(".")[0]
-    found = importlib.machinery.PathFinder.find_spec(top, [p or "." for p in sys.path])
-    if found is None:
-        return []
-    if found.submodule_search_locations:
-        return [Path(p).resolve() for p in found.submodule_search_locations]
-    return [Path(found.origin).resolve()] if found.origin else []
+    for entry in sys.path:
+        base = Path(entry or ".").absolute()
+        found = importlib.machinery.PathFinder.find_spec(top, [str(base)])
+        if found is None:
+            continue
+        locations = list(found.submodule_search_locations or ([found.origin] if found.origin
+                                                              else []))
+        target = WORKDIR if base == Path.cwd() else base
+        return [(Path(p).resolve(), target / Path(p).relative_to(base)) for p in locations
+                if Path(p).is_relative_to(base)]
+    return []
 
 
-def sandbox_binds(extra: Iterable[Path | str]) -> list[Path]:
-    """Every path a sandbox binds read-only: the system libraries, the runtime and ``extra``
-    (absolute, none inside another; a symlink stays a symlink)."""
-    paths = {Path(p) for p in _SYSTEM_LIBRARIES if os.path.lexists(p)}
-    paths.update(Path(os.path.abspath(p)) for p in [*_runtime_paths(), *map(Path, extra)])
-    kept: list[Path] = []
-    for path in sorted(paths, key=lambda p: (len(p.parts), str(p))):
-        if not any(path.is_relative_to(outer) and not outer.is_symlink() for outer in kept):
-            kept.append(path)
+def sandbox_binds(extra: Iterable[Bind]) -> list[Bind]:
+    """Every path a sandbox binds read-only: the system libraries and the runtime at their
+    own paths, and ``extra`` (none inside another; a symlink at / stays a symlink)."""
+    binds = {(Path(p), Path(p)) for p in _SYSTEM_LIBRARIES if os.path.lexists(p)}
+    binds.update((Path(os.path.abspath(p)),) * 2 for p in _runtime_paths())
+    binds.update(extra)
+    kept: list[Bind] = []
+    for source, target in sorted(binds, key=lambda b: (len(b[1].parts), str(b[1]))):
+        if not any(target.is_relative_to(outer) and not source_outer.is_symlink()
+                   for source_outer, outer in kept):
+            kept.append((source, target))
     return kept
 
 
-def _bind_args(binds: list[Path], cwd: Path) -> list[str]:
+def _bind_args(binds: list[Bind]) -> list[str]:
     """bubblewrap's filesystem options: every parent folder made world-readable
     (bubblewrap's default is 0700), the binds, /proc, a read-only /dev, a read-only root and
-    the working folder (empty but for what is bound in it)."""
+    the working folder :data:`WORKDIR` (empty but for what is bound in it)."""
     args: list[str] = []
     made: set[Path] = {Path("/")}
 
@@ -200,20 +230,25 @@ def _bind_args(binds: list[Path], cwd: Path) -> list[str]:
                 args.extend(["--perms", "0755", "--dir", str(parent)])
                 made.add(parent)
 
-    for path in binds:
-        parents(path)
-        if path.is_symlink() and path.parent == Path("/"):
-            args += ["--symlink", os.readlink(path), str(path)]  # /lib -> usr/lib
+    for source, target in binds:
+        parents(target)
+        if source.is_symlink() and source.parent == Path("/"):
+            args += ["--symlink", os.readlink(source), str(target)]  # /lib -> usr/lib
         else:
-            args += ["--ro-bind", str(path), str(path)]
-        made.add(path)
-    if not any(cwd.is_relative_to(path) for path in binds):
-        parents(cwd)
-        if cwd not in made:
-            args += ["--perms", "0755", "--dir", str(cwd)]
+            args += ["--ro-bind", str(source), str(target)]
+        made.add(target)
+    if WORKDIR not in made:
+        parents(WORKDIR)
+        args += ["--perms", "0755", "--dir", str(WORKDIR)]
     args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/",
-             "--chdir", str(cwd)]
+             "--chdir", str(WORKDIR)]
     return args
+
+
+def inside_path() -> list[str]:
+    """``sys.path`` as a sandbox's template sets it (the working folder is :data:`WORKDIR`)."""
+    return [str(_inside(entry)) if entry and Path(entry).is_absolute() else entry
+            for entry in sys.path]
 
 
 def _preload(spec: str) -> list[str]:
@@ -281,7 +316,7 @@ class Sandbox:
     """A bubblewrap sandbox for one seat, with its template process; :meth:`game` forks the
     process of one game. Raises :class:`SandboxError` (one line) if it cannot start."""
 
-    def __init__(self, files: Iterable[Path | str] = (), preload: Iterable[str] = (),
+    def __init__(self, files: Iterable[Bind] = (), preload: Iterable[str] = (),
                  limits: Limits | None = None) -> None:
         problem = sandbox_problem()
         if problem is not None:
@@ -289,10 +324,11 @@ class Sandbox:
         bwrap = bwrap_path()
         assert bwrap is not None
         self.owner = os.getpid()
+        self.spare_key: tuple[Any, ...] = ()
         self.binds = sandbox_binds(files)
         engine, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         uid = secrets.randbelow(1 << 30) + (1 << 30) if _as_root() else 0  # an unused uid
-        options = [*_namespace_flags(), *_bind_args(self.binds, Path.cwd())]
+        options = [*_namespace_flags(), *_bind_args(self.binds)]
         command = [sys.executable, "-I", "-m", "dixit_lab.sandbox_template",
                    str(inside.fileno()), str(uid)]
         read_args, write_args = os.pipe()  # bubblewrap reads its options here: the paths stay
@@ -317,7 +353,7 @@ class Sandbox:
         threading.Thread(target=_pass_on, args=(self.process.stderr,), daemon=True,
                          name="sandbox stderr").start()
         try:
-            self.control.send((list(sys.path), list(preload), limits or Limits()),
+            self.control.send((inside_path(), list(preload), limits or Limits()),
                               time.monotonic() + START_TIMEOUT)
             reply, _ = self.control.receive(time.monotonic() + START_TIMEOUT)
         except (OSError, SandboxError) as error:

@@ -87,6 +87,13 @@ def _close_all_but(keep: set[int]) -> None:
         start = fd + 1
 
 
+_OVER_BUDGET = 200  # A's exit code when B was killed at its CPU limit
+
+
+def _cpu_limit(limits: Any) -> int:
+    return max(1, int(limits.cpu_seconds + 0.999))
+
+
 def _exit_code(status: int) -> int:
     if os.WIFSIGNALED(status):
         return 128 + os.WTERMSIG(status)
@@ -101,14 +108,14 @@ def _game(game_fd: int, limits: Any, decks: dict[str, Any]) -> None:
         _drop_capabilities()
         _LIBC.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own memory is the agent's
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE,
-                       signal.SIGUSR1, signal.SIGUSR2, signal.SIGCHLD):
-            signal.signal(number, signal.SIG_DFL)
+                       signal.SIGUSR1, signal.SIGUSR2, signal.SIGCHLD, signal.SIGXCPU):
+            signal.signal(number, signal.SIG_DFL)  # SIGXCPU: over the CPU budget, it ends
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a closed socket is an error, as usual
         from dixit_lab.isolation_child import serve, set_limits
 
         set_limits(limits, processes=2 + limits.processes)  # A and B count
-        cpu = max(1, int(limits.cpu_seconds + 0.999))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        cpu = _cpu_limit(limits)  # at it, SIGKILL (PID 1 of a namespace ignores SIGXCPU)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         _close_all_but({0, 1, 2, game_fd})
         gc.unfreeze()
         serve(game_fd, game_fd, decks)
@@ -141,7 +148,11 @@ def _fork_game(game_fd: int, control_fd: int, limits: Any, decks: dict[str, Any]
             os.close(write_end)
             os.close(game_fd)
             _close_all_but({0, 1, 2})
-            code = _exit_code(os.waitpid(b, 0)[1])
+            _, status, usage = os.wait4(b, 0)
+            code = _exit_code(status)
+            if (code == 128 + signal.SIGKILL
+                    and usage.ru_utime + usage.ru_stime >= _cpu_limit(limits) - 0.05):
+                code = _OVER_BUDGET
         except BaseException as error:
             os.write(2, f"dixit_lab sandbox: a game could not start: {error}\n".encode())
         finally:
@@ -196,6 +207,8 @@ class _Control:
 
 
 def _describe(code: int) -> str:
+    if code == _OVER_BUDGET:
+        return "used up its CPU budget for the game (limits.cpu_seconds) and was killed"
     if code > 128:
         try:
             return f"killed by {signal.Signals(code - 128).name}"
