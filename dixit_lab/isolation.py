@@ -115,6 +115,7 @@ class _ProcessChild(_Endpoint):
             self.stop()
             raise _ChildGone("crashed", f"the agent's process did not start: {error}") from None
         self._ticks = os.sysconf("SC_CLK_TCK")
+        self._stat: int | None = None  # /proc/<child>/stat, kept open (a pread a call)
 
     def how_ended(self) -> str | None:
         try:
@@ -126,11 +127,12 @@ class _ProcessChild(_Endpoint):
 
     def cpu_seconds(self) -> float | None:
         try:
-            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2]
+            if self._stat is None:
+                self._stat = os.open(f"/proc/{self.process.pid}/stat", os.O_RDONLY)
+            fields = os.pread(self._stat, 1024, 0).rpartition(b")")[2].split()
         except OSError:
             return None
-        parts = fields.split()
-        return (int(parts[11]) + int(parts[12])) / self._ticks  # utime + stime
+        return (int(fields[11]) + int(fields[12])) / self._ticks  # utime + stime
 
     def stop(self) -> None:
         if self.owner != os.getpid():
@@ -143,6 +145,10 @@ class _ProcessChild(_Endpoint):
             with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.close()
+        if self._stat is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._stat)
+            self._stat = None
 
 
 class _SandboxChild(_Endpoint):
@@ -196,11 +202,11 @@ def _sandbox(spec: str, isolation: Isolation, deck: str | None) -> Any:
     from dixit_lab.sandbox import Sandbox, _preload
 
     files, preload = _files(spec, isolation, deck), _preload(spec)
-    key = (tuple(files), tuple(preload), isolation.limits, os.getpid())
+    key = (spec, tuple(files), tuple(preload), isolation.limits, os.getpid())
     spare = _SPARES.pop(key, None)
     if spare is not None and spare.alive:
         return spare
-    sandbox = Sandbox(files, preload, isolation.limits)
+    sandbox = Sandbox(files, preload, isolation.limits, spec if preload else None)
     sandbox.spare_key = key
     return sandbox
 
@@ -287,16 +293,19 @@ class IsolatedAgent(Agent):
 
     # -- children --------------------------------------------------------------------------
 
-    def _fresh(self, deck: Any) -> _Endpoint:
+    def _fresh(self, context: GameContext) -> _Endpoint:
         """A child that has made the agent: a process, or a game process forked in the
-        sandbox (which holds ``deck`` first, so that the game process does too)."""
+        sandbox (which holds the context's deck first, and has let a built-in agent fill its
+        caches for the table, so that the game process does too)."""
         if self.isolation.mode == "sandbox":
             from dixit_lab.sandbox import SandboxError
 
             try:
                 if self._sandbox is None or not self._sandbox.alive:
                     self._sandbox = _sandbox(self._written, self.isolation, self.deck_spec)
-                self._sandbox.add_deck(deck.fingerprint, deck)
+                self._sandbox.add_deck(context.deck.fingerprint, context.deck)
+                self._sandbox.warm(context.deck.fingerprint, context.n_players, context.rules,
+                                   context.agents)
                 child: _Endpoint = _SandboxChild(self._sandbox.game())
             except SandboxError as error:
                 raise AgentFailure("crashed", str(error)) from None
@@ -371,7 +380,7 @@ class IsolatedAgent(Agent):
             self._child = None  # (one inherited through a fork belongs to another process)
         if self._child is None:
             try:
-                self._child = self._fresh(context.deck)
+                self._child = self._fresh(context)
             except AgentFailure as failure:
                 self._stopped = failure.kind
                 raise

@@ -39,11 +39,15 @@ def set_limits(limits: Limits, processes: int | None = None) -> None:
         resource.setrlimit(which, (value, value))
 
 
-def serve(read_fd: int, write_fd: int, decks: dict[str, Any] | None = None) -> None:
-    """Answer the engine's frames on ``read_fd`` until it closes it."""
+def serve(read_fd: int, write_fd: int, decks: dict[str, Any] | None = None,
+          prepared: dict[str, Agent] | None = None) -> None:
+    """Answer the engine's frames on ``read_fd`` until it closes it. ``decks`` and
+    ``prepared`` (built-in agents a sandbox's template made and warmed, by spec) come from the
+    template, through the fork."""
     from dixit_lab.agent import make_agent
 
     decks = {} if decks is None else decks
+    prepared = {} if prepared is None else prepared
     agent: Agent | None = None
     while True:
         frame = read_frame(read_fd)
@@ -55,7 +59,7 @@ def serve(read_fd: int, write_fd: int, decks: dict[str, Any] | None = None) -> N
                 spec, path = payload
                 if path is not None:
                     sys.path[:] = path
-                agent = make_agent(spec)
+                agent = prepared.pop(spec, None) or make_agent(spec)
                 reply: dict[str, Any] = {"ok": AgentInfo.of(agent).to_json()}
             elif command == "deck":
                 key, deck = payload

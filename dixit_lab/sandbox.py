@@ -158,13 +158,12 @@ Bind = tuple[Path, Path]  # (source here, destination in the sandbox)
 
 
 def _inside(path: Path | str) -> Path:
-    """Where a path the engine names is bound in a sandbox: under :data:`WORKDIR` if it is
-    relative or inside the working folder, else at the same absolute path."""
+    """Where a path the engine names is bound in a sandbox: a relative one under
+    :data:`WORKDIR`, an absolute one (or the working folder's own name) at itself."""
     path = Path(path).expanduser()
     if not path.is_absolute():
         return WORKDIR / path
-    cwd = Path.cwd()
-    return WORKDIR / path.relative_to(cwd) if path.is_relative_to(cwd) else path
+    return WORKDIR if path == Path.cwd() else path
 
 
 def user_binds(paths: Iterable[Path | str]) -> list[Bind]:
@@ -247,7 +246,7 @@ def _bind_args(binds: list[Bind]) -> list[str]:
 
 def inside_path() -> list[str]:
     """``sys.path`` as a sandbox's template sets it (the working folder is :data:`WORKDIR`)."""
-    return [str(_inside(entry)) if entry and Path(entry).is_absolute() else entry
+    return [str(WORKDIR) if entry and Path(entry) == Path.cwd() else entry
             for entry in sys.path]
 
 
@@ -317,7 +316,7 @@ class Sandbox:
     process of one game. Raises :class:`SandboxError` (one line) if it cannot start."""
 
     def __init__(self, files: Iterable[Bind] = (), preload: Iterable[str] = (),
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, warm: str | None = None) -> None:
         problem = sandbox_problem()
         if problem is not None:
             raise SandboxError(problem)
@@ -349,11 +348,13 @@ class Sandbox:
         self.control = _Control(engine)
         self._games = 0
         self.decks: set[str] = set()  # the decks the template holds
+        self.warmed: set[tuple[Any, ...]] = set()
+        self.warm_spec = warm
         assert self.process.stderr is not None
         threading.Thread(target=_pass_on, args=(self.process.stderr,), daemon=True,
                          name="sandbox stderr").start()
         try:
-            self.control.send((inside_path(), list(preload), limits or Limits()),
+            self.control.send((inside_path(), list(preload), limits or Limits(), warm),
                               time.monotonic() + START_TIMEOUT)
             reply, _ = self.control.receive(time.monotonic() + START_TIMEOUT)
         except (OSError, SandboxError) as error:
@@ -390,6 +391,16 @@ class Sandbox:
         if key not in self.decks:
             self._command(("deck", key, deck))
             self.decks.add(key)
+
+    def warm(self, key: str, n_players: int, rules: Any, names: tuple[str, ...]) -> None:
+        """Let the template's built-in agent fill its caches for this table (once), from a
+        context of no game: every game forked later starts with them."""
+        table = (key, n_players, rules, names)
+        if self.warm_spec is not None and table not in self.warmed:
+            reply, _ = self._command(("warm", *table), START_TIMEOUT)
+            if "error" in reply:
+                raise SandboxError(f"the built-in agent could not prepare: {reply['error']}")
+            self.warmed.add(table)
 
     def game(self) -> SandboxGame:
         """A fresh game process, forked from the pristine template (ahead of time: the

@@ -100,7 +100,7 @@ def _exit_code(status: int) -> int:
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70
 
 
-def _game(game_fd: int, limits: Any, decks: dict[str, Any]) -> None:
+def _game(game_fd: int, limits: Any, decks: dict[str, Any], prepared: dict[str, Any]) -> None:
     """B: PID 1 of the game's namespaces; never returns."""
     code = 70
     try:
@@ -118,7 +118,7 @@ def _game(game_fd: int, limits: Any, decks: dict[str, Any]) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         _close_all_but({0, 1, 2, game_fd})
         gc.unfreeze()
-        serve(game_fd, game_fd, decks)
+        serve(game_fd, game_fd, decks, prepared)
         code = 0
     except BaseException:
         import traceback
@@ -128,8 +128,8 @@ def _game(game_fd: int, limits: Any, decks: dict[str, Any]) -> None:
         os._exit(code)
 
 
-def _fork_game(game_fd: int, control_fd: int, limits: Any, decks: dict[str, Any]
-               ) -> tuple[int, int]:
+def _fork_game(game_fd: int, control_fd: int, limits: Any, decks: dict[str, Any],
+               prepared: dict[str, Any]) -> tuple[int, int]:
     """Fork A (which forks B into new namespaces): (A's pid, B's pid), both as seen here."""
     read_end, write_end = os.pipe()
     a = os.fork()
@@ -143,7 +143,7 @@ def _fork_game(game_fd: int, control_fd: int, limits: Any, decks: dict[str, Any]
             b = os.fork()
             if b == 0:
                 os.close(write_end)
-                _game(game_fd, limits, decks)
+                _game(game_fd, limits, decks, prepared)
             os.write(write_end, str(b).encode())
             os.close(write_end)
             os.close(game_fd)
@@ -221,8 +221,10 @@ class _Games:
     """The game processes: one spare forked ahead (a pristine fork, waiting for its game),
     those in play, and how the ended ones ended."""
 
-    def __init__(self, control_fd: int, limits: Any, decks: dict[str, Any]) -> None:
-        self.control_fd, self.limits, self.decks = control_fd, limits, decks
+    def __init__(self, control_fd: int, limits: Any, decks: dict[str, Any],
+                 prepared: dict[str, Any]) -> None:
+        self.control_fd, self.limits, self.decks, self.prepared = (control_fd, limits, decks,
+                                                                   prepared)
         self.spare: tuple[socket.socket, int, int] | None = None
         self.playing: dict[int, tuple[int, int]] = {}
         self.ended: dict[int, str] = {}
@@ -232,10 +234,21 @@ class _Games:
         if self.spare is None:
             engine_end, game_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                a, b = _fork_game(game_end.fileno(), self.control_fd, self.limits, self.decks)
+                a, b = _fork_game(game_end.fileno(), self.control_fd, self.limits, self.decks,
+                                  self.prepared)
             finally:
                 game_end.close()
             self.spare = (engine_end, a, b)
+
+    def drop_spare(self) -> None:
+        """The spare was forked before the template changed: it goes, unused."""
+        if self.spare is not None:
+            engine_end, a, b = self.spare
+            self.spare = None
+            engine_end.close()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(b, signal.SIGKILL)
+            self.waiting[a] = -1
 
     def take(self, number: int) -> socket.socket:
         self.fork_spare()
@@ -285,13 +298,18 @@ def main() -> None:
     received = control.receive()
     if received is None:
         return
-    (path, preload, limits), _ = received
+    (path, preload, limits, warm), _ = received
     sys.path[:] = path
     importlib.import_module("dixit_lab.isolation_child")
     for module in preload:  # the project's own agent modules (never an outside agent's)
         importlib.import_module(module)
     decks: dict[str, Any] = {}
-    games = _Games(control_fd, limits, decks)
+    prepared: dict[str, Any] = {}
+    if warm is not None:  # a built-in agent (the project's code): made once, here
+        from dixit_lab.agent import make_agent
+
+        prepared[warm] = make_agent(warm)
+    games = _Games(control_fd, limits, decks, prepared)
     gc.collect()
     gc.freeze()  # the games fork from here: no collection copies the template's pages
     control.send({"ready": os.getpid()})
@@ -303,14 +321,19 @@ def main() -> None:
         if command == "deck":
             key, deck = args
             decks[key] = deck
-            if games.spare is not None:  # forked without this deck: fork it again
-                engine_end, a, b = games.spare
-                games.spare = None
-                engine_end.close()
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(b, signal.SIGKILL)
-                games.waiting[a] = -1
+            games.drop_spare()  # forked without this deck
             control.send({"ok": key})
+        elif command == "warm":  # the built-in agent's caches for a table, from no game
+            key, n_players, rules, names = args
+            from dixit_lab.agent import GameContext
+
+            try:
+                for agent in prepared.values():
+                    agent.begin_game(GameContext(0, n_players, rules, decks[key], names, 0))
+                games.drop_spare()
+                control.send({"ok": key})
+            except Exception as error:
+                control.send({"error": f"{type(error).__name__}: {error}"})
         elif command == "game":
             (number,) = args
             try:

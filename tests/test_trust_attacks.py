@@ -1,6 +1,6 @@
 """The Trust issue's attacks (issue 25), each by a hostile agent of ``tests/hostile/``, against
 ``isolation: sandbox`` (and ``process`` where the same defence holds: docs/security.md says
-which). The engine runs as ``dixit-lab run`` in a subprocess, from a folder named ``canary``,
+which). The engine runs (``dixit-lab run``) in a subprocess, from a folder named ``canary``,
 with ``canary`` in its environment's secrets: an attack that worked would show the word, a
 find rate of 1, a stopped or killed engine, or a process left behind."""
 
@@ -76,7 +76,8 @@ class Run:
 def run(tmp_path: Path, players: list[dict[str, Any]], *, games: int = 2, seed: int = 0,
         schedule: str = "rotation", max_rounds: int | None = 6, timeout: float = 120,
         **config: Any) -> Run:
-    """``dixit-lab run`` of these players (4 seats, numbered cards) in a subprocess."""
+    """``dixit-lab run`` of these players (4 seats, numbered cards) in a subprocess (without
+    the tables: ``tests/hostile/engine.py``)."""
     home = tmp_path / "canary"
     home.mkdir(exist_ok=True)
     folder = home / "canary-results"
@@ -95,8 +96,8 @@ def run(tmp_path: Path, players: list[dict[str, Any]], *, games: int = 2, seed: 
     env = {**os.environ, **SECRETS, "PYTHONPATH": str(ROOT), "DIXIT_LAB_PROGRESS": "off",
            "DIXIT_TEST_IMPORTS": str(marks)}
     start = time.monotonic()
-    process = subprocess.Popen([sys.executable, "-m", "dixit_lab.cli", "run", str(path),
-                                "--out", str(folder), "--quiet"], cwd=home, env=env,
+    process = subprocess.Popen([sys.executable, "-m", "tests.hostile.engine", str(path),
+                                str(folder)], cwd=home, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _, stderr = process.communicate(timeout=timeout)
@@ -261,3 +262,42 @@ def test_no_memory_across_games_of_a_duplicate_schedule(tmp_path):
     assert all(r["deals"] == 0 for r in reports)  # each game: a fresh process
     hits, votes = result.find_rate("memory")
     assert votes >= 40 and hits < votes * 0.6  # chance (1/3), not 269/288
+
+
+# -- a people's table ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("explicit", [None, "none"])
+def test_an_agent_at_a_people_table_cannot_reach_their_tokens(tmp_path, explicit):
+    """Seated by default (``dixit-lab play``'s rule), the token spy is in a sandbox and finds
+    no person's seat; seated in the server's process on purpose (``isolation: none``), it
+    finds them, as every agent did before."""
+    pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
+    pytest.importorskip("httpx", reason="fastapi's TestClient needs httpx")
+    from fastapi.testclient import TestClient
+
+    from dixit_lab.web.play_app import play_app
+    from dixit_lab.web.table import untrusted_by_default
+    from tests.web_support import config_data, play_seat, start_table
+
+    if explicit is None:
+        needs_sandbox()
+    spy_player = {"name": "spy", "agent": "tests.hostile.tokens:TokenSpy"}
+    if explicit is not None:
+        spy_player["isolation"] = explicit
+    data, note = untrusted_by_default(config_data([{"name": "you", "agent": "human"},
+                                                   spy_player, {"name": "r", "agent": "random"}],
+                                                  max_rounds=3))
+    assert note is None and data["players"][2]["isolation"] == "sandbox"
+    table, thread = start_table(tmp_path, data)
+    play_seat(TestClient(play_app(table, ["testserver"])), table.humans[0].token)
+    thread.join(timeout=60)
+    record = json.loads((tmp_path / "games.jsonl").read_text().splitlines()[0])
+    seat = record["meta"]["players"].index("spy")
+    reports = [json.loads(r["clue"].removeprefix("report:")) for r in record["rounds"]
+               if r["storyteller"] == seat]
+    assert reports
+    if explicit is None:
+        assert all(r["tokens"] == 0 for r in reports), reports
+    else:  # (and any table an earlier test left in this process)
+        assert all(r["tokens"] >= 1 for r in reports), reports
+    assert len(record["spawn_key"]) == 5  # a person at the table: the deal mixes the secret
