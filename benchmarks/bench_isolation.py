@@ -22,8 +22,8 @@ from dixit_lab.cards import load_deck
 from dixit_lab.game import play_game
 from dixit_lab.isolation import IsolatedAgent
 from dixit_lab.rules import get_rules
-from dixit_lab.seats import Isolation
 from dixit_lab.seeding import game_seed
+from dixit_lab.trust import Isolation
 
 
 class Timed(Agent):
@@ -142,8 +142,9 @@ def main() -> None:
             print(f"    isolation: {mode:8}  +{(vote - vote0) * 1e3:.3f} ms a decision, "
                   f"+{(start - start0) * 1e3:.1f} ms a game's start-up")
     for mode, seconds in startup.items():
+        note = "; a sandbox takes a second or two to start" if mode == "sandbox" else ""
         print(f"  isolation: {mode}: the specs checked in {seconds:.2f} s for 5 seats (one "
-              f"child each, once a run{'; each sandbox ~1-2 s to start' if mode == 'sandbox' else ''})")
+              f"child each, once a run{note})")
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ from dixit_lab.agent import AgentSpecError, make_agent
 from dixit_lab.cards import DeckError, load_deck
 from dixit_lab.errors import ConfigError
 from dixit_lab.rules import RuleSet, get_rules
-from dixit_lab.seats import Isolation, Limits
 from dixit_lab.spec import format_spec, parse_spec
+from dixit_lab.trust import Isolation, Limits
 
 __all__ = [
     "ConfigError",
@@ -56,7 +56,7 @@ class _Strict(BaseModel):
 
 
 class LimitsConfig(_Strict):
-    """``limits:`` of an untrusted player (see :class:`~dixit_lab.seats.Limits`)."""
+    """``limits:`` of an untrusted player (see :class:`~dixit_lab.trust.Limits`)."""
 
     memory_mb: int = Field(default=Limits.memory_mb, ge=64)
     processes: int = Field(default=Limits.processes, ge=0, le=4096)
@@ -106,7 +106,7 @@ class PlayerEntry(_Strict):
         return self
 
     def seat_isolation(self) -> Isolation:
-        """How this player's seats are run (:class:`~dixit_lab.seats.Isolation`)."""
+        """How this player's seats are run (:class:`~dixit_lab.trust.Isolation`)."""
         limits = Limits(**self.limits.model_dump()) if self.limits else Limits()
         return Isolation(self.isolation, self.decision_timeout, limits,
                          self.trusted_to_forget, tuple(self.files))

@@ -11,7 +11,7 @@ An :class:`IsolatedAgent` stands at the table for an agent that lives in another
 
 Either way the child receives only pickled views and answers in JSON, which the engine parses
 as plain data (never unpickles); the agent's code is never imported by the engine's process:
-even its spec is checked, and what the engine must know of it (:class:`~dixit_lab.seats.
+even its spec is checked, and what the engine must know of it (:class:`~dixit_lab.trust.
 AgentInfo`) told, by a child. Every call (``begin_game``, ``observe``, a decision) and every
 write to the child is bounded by ``decision_timeout`` (30 s by default), and each game by a
 CPU budget (``limits.cpu_seconds``, work between decisions included): a child that is slow,
@@ -37,7 +37,7 @@ from typing import Any
 
 from dixit_lab.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
 from dixit_lab.channel import Channel, ChannelError
-from dixit_lab.seats import AgentInfo, Isolation, Limits
+from dixit_lab.trust import AgentInfo, Isolation, Limits
 
 __all__ = ["IsolatedAgent", "isolated_info", "isolated_spec"]
 

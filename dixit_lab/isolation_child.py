@@ -3,7 +3,7 @@ answers in JSON, for ``isolation: process`` (``python -m dixit_lab.isolation_chi
 sandbox's game process (:mod:`dixit_lab.sandbox_template`).
 
 Commands (pickled by the engine, which the child trusts): ``make`` (the spec: build the
-agent, answer its :class:`~dixit_lab.seats.AgentInfo`), ``deck`` (a deck the contexts name by
+agent, answer its :class:`~dixit_lab.trust.AgentInfo`), ``deck`` (a deck the contexts name by
 its fingerprint), ``begin`` (a :class:`~dixit_lab.agent.GameContext`'s state), ``tell``,
 ``submit``, ``vote`` and ``observe``. Answers are plain JSON, which the engine parses as data
 (it never unpickles what a child sends).
@@ -20,7 +20,7 @@ from typing import Any
 
 from dixit_lab.agent import Agent, Clue, GameContext
 from dixit_lab.channel import read_frame, write_frame
-from dixit_lab.seats import AgentInfo, Limits
+from dixit_lab.trust import AgentInfo, Limits
 
 __all__ = ["serve", "set_limits"]
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from dixit_lab.channel import Channel
-from dixit_lab.seats import Limits
+from dixit_lab.trust import Limits
 
 __all__ = ["WORKDIR", "Sandbox", "SandboxError", "SandboxGame", "agent_files", "bwrap_path",
            "sandbox_binds", "sandbox_problem", "user_binds"]

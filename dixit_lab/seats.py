@@ -3,112 +3,21 @@ the error of a game that fails.
 
 The one home of these for every chunk player: the reference engine's loop
 (:func:`dixit_lab.tournament.play_chunk`), the model driver (:mod:`dixit_lab.vlm.driver`) and
-the people's table (:mod:`dixit_lab.web.table`).
-
-A seat is *trusted* (``isolation: none``: its agent is built in the engine's process) or
-*untrusted* (``process`` or ``sandbox``: its agent lives in a child, see
-:mod:`dixit_lab.isolation`). What the engine must know of an untrusted seat's agent (its
-canonical spec, whether it plays through a remote model, whether it predicts find rates,
-whether it perceives card images) comes from a child as an :class:`AgentInfo`: the engine
-never imports, builds or asks an untrusted agent anything itself.
+the people's table (:mod:`dixit_lab.web.table`). How a seat is run and what the engine knows
+of an agent it does not hold: :mod:`dixit_lab.trust`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
-
 from dixit_lab.agent import Agent, make_agent
+from dixit_lab.isolation import IsolatedAgent, isolated_info
+from dixit_lab.trust import TRUSTED, AgentInfo, Isolation
 
-__all__ = ["DEFAULT_TIMEOUT", "AgentInfo", "GameFailed", "Isolation", "Limits",
-           "make_seat_agent", "seat_info"]
-
-Mode = Literal["none", "process", "sandbox"]
-
-#: seconds an untrusted seat may take for one call when its config names no decision_timeout
-DEFAULT_TIMEOUT = 30.0
+__all__ = ["GameFailed", "make_seat_agent", "seat_info"]
 
 
 class GameFailed(RuntimeError):
     """A game of a tournament could not be played; the message names the game."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What an untrusted seat's process may use in one game (``limits:`` of a player).
-    Enforced by the kernel in a sandbox; in ``isolation: process`` the same limits are set
-    in the child, which an agent running as root could lift."""
-
-    memory_mb: int = 2048        # address space of the agent's process
-    processes: int = 4           # processes and threads beyond the agent's own
-    file_mb: int = 16            # the largest file it may write
-    cpu_seconds: float = 60.0    # CPU time in one game, decisions and hooks and in between
-
-
-@dataclass(frozen=True)
-class Isolation:
-    """How a seat's agent is run: ``none`` (in the engine's process), ``process`` (its own
-    process, not a boundary) or ``sandbox`` (its own namespaces, see :mod:`dixit_lab.sandbox`);
-    ``timeout``: seconds for each call to an untrusted agent; ``forgets``: a sandboxed agent
-    the user trusts to forget, kept for every game (else a fresh process each game);
-    ``files``: more paths the sandbox may read."""
-
-    mode: Mode = "none"
-    timeout: float | None = None
-    limits: Limits = field(default_factory=Limits)
-    forgets: bool = False
-    files: tuple[str, ...] = ()
-
-    @property
-    def untrusted(self) -> bool:
-        return self.mode != "none"
-
-    @property
-    def call_timeout(self) -> float:
-        """Seconds for one call (a decision, ``begin_game`` or ``observe``)."""
-        return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
-
-
-TRUSTED = Isolation()
-
-
-@dataclass(frozen=True)
-class AgentInfo:
-    """What the engine knows of an agent without holding it: its canonical ``spec``, whether
-    it plays through a ``remote`` model, whether a ``person`` plays it, whether it
-    ``predicts`` find rates and whether it ``needs_card_images``."""
-
-    spec: str
-    remote: bool = False
-    person: bool = False
-    predicts: bool = False
-    needs_card_images: bool = False
-
-    @classmethod
-    def of(cls, agent: Agent) -> AgentInfo:
-        needs = getattr(agent, "needs_card_images", None)
-        return cls(spec=str(agent.spec), remote=bool(getattr(agent, "remote", False)),
-                   person=bool(getattr(agent, "person", False)),
-                   predicts=callable(getattr(agent, "predicted_find", None)),
-                   needs_card_images=bool(needs()) if callable(needs) else False)
-
-    def to_json(self) -> dict[str, object]:
-        return {"spec": self.spec, "remote": self.remote, "person": self.person,
-                "predicts": self.predicts, "needs_card_images": self.needs_card_images}
-
-    @classmethod
-    def from_json(cls, data: object) -> AgentInfo:
-        """An info a child sent (plain JSON, checked field by field)."""
-        if not isinstance(data, dict) or not isinstance(data.get("spec"), str):
-            raise ValueError("the agent's process sent no spec")
-        return cls(spec=data["spec"], remote=data.get("remote") is True,
-                   person=data.get("person") is True, predicts=data.get("predicts") is True,
-                   needs_card_images=data.get("needs_card_images") is True)
-
-    @property
-    def untrusted(self) -> bool:
-        """A seat played from outside the engine (a model, a person) is untrusted too."""
-        return self.remote or self.person
 
 
 _TRUSTED_INFO: dict[str, AgentInfo] = {}
@@ -118,8 +27,6 @@ def seat_info(spec: str, isolation: Isolation = TRUSTED, deck: str | None = None
     """What the engine knows of a seat's agent: built here for a trusted seat (once a spec),
     told by a child for an untrusted one (its code never runs here)."""
     if isolation.untrusted:
-        from dixit_lab.isolation import isolated_info
-
         return isolated_info(spec, isolation, deck)
     info = _TRUSTED_INFO.get(spec)
     if info is None:
@@ -133,6 +40,4 @@ def make_seat_agent(spec: str, isolation: Isolation = TRUSTED, deck: str | None 
     ``sandbox``; ``deck``: the deck the games use, which a sandbox may read)."""
     if not isolation.untrusted:
         return make_agent(spec)
-    from dixit_lab.isolation import IsolatedAgent
-
     return IsolatedAgent(spec, isolation, deck)

@@ -17,8 +17,9 @@ from dixit_lab.agent import Agent, make_agent
 from dixit_lab.cards import load_deck
 from dixit_lab.game import play_game
 from dixit_lab.rules import RuleSet
-from dixit_lab.seats import TRUSTED, GameFailed, Isolation, make_seat_agent, seat_info
+from dixit_lab.seats import GameFailed, make_seat_agent, seat_info
 from dixit_lab.seeding import deal_seed
+from dixit_lab.trust import TRUSTED, Isolation
 
 __all__ = [
     "GameFailed",
@@ -56,7 +57,7 @@ class TableSetup:
     specs: tuple[str, ...]   # by pool seat
     on_illegal: str
     engine: str = "auto"     # auto | reference | batched
-    #: how each pool seat is run (:class:`~dixit_lab.seats.Isolation`); empty: all trusted
+    #: how each pool seat is run (:class:`~dixit_lab.trust.Isolation`); empty: all trusted
     isolation: tuple[Isolation, ...] = ()
     #: the run's deal secret (:mod:`dixit_lab.deal_secret`); None: deals from the seed alone
     secret: bytes | None = None
