@@ -5,7 +5,7 @@ in the results folder (see :mod:`dixit_lab.web.decisions`)."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.web.decisions import DECISIONS_ENV, load_decisions, view_key
@@ -28,6 +28,8 @@ def _recorded() -> dict[str, tuple[str, Any]] | None:
 class HumanAgent(Agent):
     """A person's seat: played through the web page of ``dixit-lab play``; replayed from the
     recorded decisions of its results folder."""
+
+    person: ClassVar[bool] = True  # an untrusted seat: its run deals from a secret
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)

@@ -134,12 +134,12 @@ def orphans() -> int:
 def attacks(mode: str, games: int) -> list[tuple[str, str]]:
     rows = []
     random = {"agent": "random"}
-    folder = "{folder}"
-    result = run([spy("proxy", "proxy:ProxyPatcher", mode), spy("seeds", "seeds:SeedSpy", mode),
-                  spy("proc", "proc:ProcSpy", mode), random], games)
+    result = run([spy("proxy", "proxy:ProxyPatcher", mode), random, random, random], games)
     rows.append(("proxy patched from __init__: storyteller's card found",
                  f"{find_rate(result, 'proxy')}; engine imported it: "
                  f"{result['engine_imported']}"))
+    result = run([spy("seeds", "seeds:SeedSpy", mode), spy("proc", "proc:ProcSpy", mode),
+                  random, random], games)  # (apart: a patched proxy would play them too)
     rows.append(("seed brute force from a hand: card found", find_rate(result, "seeds")))
     leaks = sorted({leak for r in reports(result, "proc") for leak in r.get("leaks", [])})
     env = sorted({name for r in reports(result, "proc") for name in r.get("env", [])})
@@ -147,7 +147,6 @@ def attacks(mode: str, games: int) -> list[tuple[str, str]]:
                  f"leaked: {', '.join(leaks) or 'nothing'}"))
     rows.append(("inherited environment (keys, tokens, exchanges)",
                  f"found: {', '.join(env) or 'nothing'}"))
-    del folder
     with tempfile.TemporaryDirectory() as tmp:
         target = str(Path(tmp))  # a folder like the results: files the engine wrote
         for name in ("games.jsonl", "deal_secret", "exchanges/a.json"):

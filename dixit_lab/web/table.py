@@ -103,6 +103,7 @@ class PlayTable:
         self.names = [name for name, _ in seats]
         self.specs = [spec for _, spec in seats]
         self.isolation = config.isolation()
+        self._untrusted: dict[int, Agent] = {}
         players = human_players(config)
         if not players:
             raise ConfigError(f"config {config.name!r} has no seat for a person: add a player "
@@ -127,6 +128,17 @@ class PlayTable:
 
     # -- the driver thread ------------------------------------------------------------------
 
+    def _agent(self, player: int) -> Agent:
+        """The agent of a pool seat: a fresh one each game in the engine's process; an
+        untrusted one kept for the run (its sandbox forks a fresh process each game)."""
+        isolation = self.isolation[player]
+        if not isolation.untrusted:
+            return make_seat_agent(self.specs[player])
+        if player not in self._untrusted:
+            self._untrusted[player] = make_seat_agent(self.specs[player], isolation,
+                                                      self.config.deck)
+        return self._untrusted[player]
+
     def run(self) -> None:
         """Play every missing game, then write the tables and the report."""
         try:
@@ -141,6 +153,10 @@ class PlayTable:
                 self._changed()
             raise
         finally:
+            for agent in self._untrusted.values():
+                close = getattr(agent, "close", None)  # an isolated agent's process
+                if close is not None:
+                    close()
             with self.cond:
                 self.over = True
                 self._changed()
@@ -180,19 +196,12 @@ class PlayTable:
         agents: dict[int, Agent] = {}
         for seat, player in enumerate(spec.seats):
             if self._human_at(seat) is None:
-                agents[seat] = make_seat_agent(self.specs[player], self.isolation[player],
-                                               self.config.deck)
+                agents[seat] = self._agent(player)
                 try:  # as play_game does: an agent's exception is a fault of the game
                     agents[seat].begin_game(steps.context(seat))
                 except Exception as error:
                     steps.hook_failed(seat, "begin_game", error)
-        try:
-            record, decisions = self._steps(steps, agents, spec.index)
-        finally:
-            for agent in agents.values():
-                close = getattr(agent, "close", None)  # an isolated agent's process
-                if close is not None:
-                    close()
+        record, decisions = self._steps(steps, agents, spec.index)
         self.folder.save(spec.index, record, decisions)
         with self.cond:
             self.finished.append({"game": spec.index, "players": list(players),
