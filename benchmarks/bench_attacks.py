@@ -131,6 +131,19 @@ def orphans() -> int:
     return count
 
 
+def _has_limits() -> bool:
+    """Whether this version's configs have ``limits:`` (the code before them had none)."""
+    import importlib
+
+    for name in ("dixit_lab.run.experiment", "dixit_lab.experiment"):
+        try:
+            entry = importlib.import_module(name).PlayerEntry
+        except (ImportError, AttributeError):
+            continue
+        return "limits" in entry.model_fields
+    return False
+
+
 def attacks(mode: str, games: int) -> list[tuple[str, str]]:
     rows = []
     random = {"agent": "random"}
@@ -165,17 +178,19 @@ def attacks(mode: str, games: int) -> list[tuple[str, str]]:
         rows.append((f"{name} of other seats and of the parent",
                      f"{outcome(result, games)}; victim's crashed faults "
                      f"{faults(result, 'victim', 'crashed')}"))
+    cpu = spy("cpu", "floods:FloodSpy", mode, kind="cpu", pause=0.3)
+    if mode != "none" and _has_limits():
+        cpu["limits"] = {"cpu_seconds": 1}  # a budget of 1 s of CPU a game
     players = [spy("memory", "floods:FloodSpy", mode, kind="memory"),
                spy("file", "floods:FloodSpy", mode, kind="file"),
-               spy("processes", "floods:FloodSpy", mode, kind="processes"),
-               spy("cpu", "floods:FloodSpy", mode, kind="cpu", pause=0.3)]
+               spy("processes", "floods:FloodSpy", mode, kind="processes"), cpu]
     result = run(players, 1, options={})
     memory = max((r.get("bytes", 0) for r in reports(result, "memory")), default=0)
     started = max((r.get("started", 0) for r in reports(result, "processes")), default=0)
     rows.append(("memory flood (2 GiB)", f"{memory / 2**30:.1f} GiB allocated"))
     rows.append(("file flood (256 MiB)", f"{result['flood_bytes'] / 2**20:.0f} MiB written"))
     rows.append(("process flood (64)", f"{started} started"))
-    rows.append(("CPU between decisions (3 threads)",
+    rows.append(("CPU between decisions (3 threads; budget 1 s a game)",
                  f"faults {faults(result, 'cpu')}; {outcome(result, 1)}"))
     orphans()
     run([spy("orphan", "reach:OrphanSpy", mode, seconds=60), random, random, random], games)
