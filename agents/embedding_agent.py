@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from dixit_lab.agent import Agent, GameContext
+from dixit_lab.core.agent import Agent, GameContext
 from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError, get_space
 
 __all__ = ["EmbeddingAgent"]
@@ -23,7 +23,7 @@ _WARNED: set[tuple[str, int]] = set()  # (agent name, space) that warned of an u
 @functools.lru_cache(maxsize=64)
 def _check_perception(embedder: str, clues: str) -> None:
     """Raise (naming it) for an unknown embedder, embedder parameter or clue bank."""
-    from dixit_lab.clues import ClueBank
+    from dixit_lab.core.clues import ClueBank
     from dixit_lab.embeddings import make_embedder
 
     make_embedder(embedder)

@@ -7,7 +7,15 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
-from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
+from dixit_lab.core.agent import (
+    Agent,
+    Clue,
+    GameContext,
+    SubmitView,
+    TellView,
+    VoteView,
+    register_agent,
+)
 from dixit_lab.web.decisions import DECISIONS_ENV, load_decisions, view_key
 
 _LOADED: dict[tuple[str, float], dict[str, tuple[str, Any]]] = {}

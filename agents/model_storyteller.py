@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import Clue, GameContext, TellView
+from dixit_lab.core.agent import Clue, GameContext, TellView
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab.listener_model import ListenerModel, listener_model
-from dixit_lab_agents.backends import MANY, ONE, Backend
-from dixit_lab_agents.batch_tools import orderable, searchsorted_rows
+from dixit_lab.listener.model import ListenerModel, listener_model
+from dixit_lab.policy.backends import MANY, ONE, Backend
+from dixit_lab.policy.batch_tools import orderable, searchsorted_rows
 from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
@@ -26,7 +26,7 @@ class ModelStoryteller(LiteralAgent):
     most similar to its card. As a listener it plays like ``literal``.
 
     ``temperature`` is the softmax temperature it assumes its listeners vote with (see
-    :mod:`dixit_lab.listener_model`); give it the population's temperature. ``decoys`` is how
+    :mod:`dixit_lab.listener.model`); give it the population's temperature. ``decoys`` is how
     it assumes the other listeners choose the cards they submit: ``"softmax"`` (drawn by a
     softmax of similarities with the same temperature, as the ``softmax`` population does)
     or ``"best"`` (their best match, as ``literal`` does).
@@ -123,7 +123,7 @@ class ModelStoryteller(LiteralAgent):
         return ModelStorytellerPolicy(self, on)
 
     def batch_policy(self) -> ModelStorytellerPolicy:
-        """The same decisions over many games at once (dixit_lab.batched)."""
+        """The same decisions over many games at once (dixit_lab.engine.batched)."""
         if self.table_scores is None:
             raise ValueError(f"{self.name} has no batched policy")
         return self.policy(MANY)

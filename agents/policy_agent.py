@@ -14,17 +14,25 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
+from dixit_lab.core.agent import (
+    Agent,
+    Clue,
+    GameContext,
+    SubmitView,
+    TellView,
+    VoteView,
+    register_agent,
+)
 from dixit_lab.embeddings import EmbeddingSpace, get_space
 from dixit_lab.env.encoding import Encoder
-from dixit_lab.imports import load_attribute
+from dixit_lab.plugins.imports import load_attribute
 
 __all__ = ["PolicyAgent", "load_policy"]
 
 
 def load_policy(target: str) -> Callable[..., Any]:
     """The callable named by ``"package.module:name"`` or ``"path/file.py:name"`` (see
-    :mod:`dixit_lab.imports`; a class is instantiated without arguments)."""
+    :mod:`dixit_lab.plugins.imports`; a class is instantiated without arguments)."""
     policy = load_attribute(target)
     if isinstance(policy, type):
         policy = policy()

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import GameContext, VoteView, register_agent
+from dixit_lab.core.agent import GameContext, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab.listener_model import expected_storyteller_points
-from dixit_lab_agents.backends import MANY, Backend
+from dixit_lab.listener.model import expected_storyteller_points
+from dixit_lab.policy.backends import MANY, Backend
 from dixit_lab_agents.literal import LiteralPolicy
 from dixit_lab_agents.model_storyteller import ModelStoryteller, ModelStorytellerPolicy
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE

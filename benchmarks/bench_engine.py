@@ -12,11 +12,11 @@ import argparse
 import platform
 import time
 
-from dixit_lab.agent import make_agent
-from dixit_lab.cards import Deck
-from dixit_lab.game import play_game
-from dixit_lab.rules import get_rules
-from dixit_lab.seeding import game_seed
+from dixit_lab.core.agent import make_agent
+from dixit_lab.core.cards import Deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import play_game
 
 
 def measure(rules_name: str, n_players: int, seconds: float, repeats: int = 3

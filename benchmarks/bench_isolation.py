@@ -17,13 +17,13 @@ import argparse
 import time
 from typing import Any
 
-from dixit_lab.agent import Agent, make_agent
-from dixit_lab.cards import load_deck
-from dixit_lab.game import play_game
-from dixit_lab.isolation import IsolatedAgent
-from dixit_lab.rules import get_rules
-from dixit_lab.seeding import game_seed
-from dixit_lab.trust import Isolation
+from dixit_lab.core.agent import Agent, make_agent
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import play_game
+from dixit_lab.engine.isolation import IsolatedAgent
+from dixit_lab.engine.trust import Isolation
 
 
 class Timed(Agent):
@@ -68,8 +68,8 @@ def round_trips(modes: tuple[str, ...], calls: int = 300, batches: int = 7
     """(seconds a vote, seconds a game's start-up) of ``random``, in the engine and in each
     mode: the fastest of ``batches`` batches (the least disturbed by other work on the
     machine)."""
-    from dixit_lab.agent import VoteView
-    from dixit_lab.game import GameSteps
+    from dixit_lab.core.agent import VoteView
+    from dixit_lab.engine.game import GameSteps
 
     deck, rules = load_deck("dreams"), get_rules("classic")
     view = VoteView(1, 3, 0, "dream", (1, 2, 3, 4, 5), (7, 8, 9, 10), (2,), (0, 0, 0, 0), ())

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dixit_lab import _clock  # noqa: F401 - first: starts the clock of the whole command
-from dixit_lab.agent import Agent, Clue, available_agents, make_agent, register_agent
-from dixit_lab.cards import Card, Deck, load_deck
-from dixit_lab.game import play_game
-from dixit_lab.records import GameRecord, RoundRecord, read_jsonl, write_jsonl
-from dixit_lab.rules import IllegalAction, RoundScore, RuleSet, get_rules, score_round
+from dixit_lab.core.agent import Agent, Clue, available_agents, make_agent, register_agent
+from dixit_lab.core.cards import Card, Deck, load_deck
+from dixit_lab.core.rules import IllegalAction, RoundScore, RuleSet, get_rules, score_round
+from dixit_lab.engine.game import play_game
+from dixit_lab.records.format import GameRecord, RoundRecord, read_jsonl, write_jsonl
 
 __version__ = "0.1.0"
 

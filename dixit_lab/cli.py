@@ -12,10 +12,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from dixit_lab.agent import AgentSpecError, agent_parameters, available_agents, get_agent_class
-from dixit_lab.executors import executor_names
-from dixit_lab.record_files import RECORD_FORMATS
-from dixit_lab.sweep_folder import sweep_points
+from dixit_lab.core.agent import AgentSpecError, agent_parameters, available_agents, get_agent_class
+from dixit_lab.records.files import RECORD_FORMATS
+from dixit_lab.run.executors import executor_names
+from dixit_lab.run.sweep_folder import sweep_points
 
 __all__ = ["main"]
 
@@ -33,7 +33,7 @@ def _seconds_since_start() -> float:
 
 
 def _parse_override(text: str) -> tuple[str, object]:
-    from dixit_lab.spec import parse_spec
+    from dixit_lab.plugins.spec import parse_spec
 
     if "=" not in text:
         raise CliError(f"--set expects key=value, got {text!r}")
@@ -57,13 +57,13 @@ def _split_agents(text: str) -> list[str]:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from dixit_lab.agent import make_agent
-    from dixit_lab.cards import load_deck
-    from dixit_lab.game import play_game
+    from dixit_lab.core.agent import make_agent
+    from dixit_lab.core.cards import load_deck
+    from dixit_lab.core.rules import get_rules
+    from dixit_lab.core.seeding import game_seed
+    from dixit_lab.engine.game import play_game
     from dixit_lab.progress import progress
-    from dixit_lab.records import write_jsonl
-    from dixit_lab.rules import get_rules
-    from dixit_lab.seeding import game_seed
+    from dixit_lab.records.format import write_jsonl
 
     overrides = dict(_parse_override(item) for item in args.set or [])
     rules = get_rules(args.rules, **overrides)
@@ -151,7 +151,7 @@ def _first_paragraph(doc: str | None) -> str:
 
 
 def cmd_fit_listener(args: argparse.Namespace) -> int:
-    from dixit_lab.listener_fit import fit_listener
+    from dixit_lab.listener.fit import fit_listener
 
     if bool(args.results) == bool(args.config):
         raise CliError("fit-listener: give results folders or --config (one of the two)")
@@ -159,7 +159,7 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
     if args.plot:
         _check_output_file(args.plot, "--plot")
     if args.config:
-        from dixit_lab.listener_fit_eval import run_training
+        from dixit_lab.listener.fit_eval import run_training
 
         args.results = [run_training(args.config)]
     fitted = fit_listener(args.results, embedder=args.embedder, clue_bank=args.clues,
@@ -176,7 +176,7 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
         print(f"{label:<16} {m['log_loss']:>9.4f} {m['brier']:>7.4f} {m['mean_predicted']:>7.3f} "
               f"{m['mean_observed']:>8.3f}")
     if args.plot:
-        from dixit_lab.listener_fit_eval import plot_reliability
+        from dixit_lab.listener.fit_eval import plot_reliability
 
         print(f"wrote {plot_reliability(info, args.plot)}")
     print(f"wrote {path}")
@@ -184,8 +184,8 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from dixit_lab.experiment import load_config, read_yaml_file
-    from dixit_lab.runner import run_experiment, run_sweep
+    from dixit_lab.run.experiment import load_config, read_yaml_file
+    from dixit_lab.run.runner import run_experiment, run_sweep
 
     config = load_config(args.config)
     if args.records:
@@ -232,7 +232,7 @@ def _print_agents(folder: Path) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from dixit_lab.replay import replay_folder
+    from dixit_lab.run.replay import replay_folder
 
     points = sweep_points(args.folder)
     folders = [(f"point {p.point} ({p.label}): ", p.folder) for p in points or []] \
@@ -254,8 +254,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from dixit_lab.results_tables import write_tables
-    from dixit_lab.sweep_report import write_sweep_report
+    from dixit_lab.report.outputs import write_tables
+    from dixit_lab.report.sweep import write_sweep_report
 
     folder = Path(args.folder)
     points = sweep_points(folder)
@@ -271,9 +271,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from dixit_lab.cards import DeckError, load_deck
-    from dixit_lab.records import read_jsonl
-    from dixit_lab.show import show_game
+    from dixit_lab.core.cards import DeckError, load_deck
+    from dixit_lab.records.format import read_jsonl
+    from dixit_lab.report.show import show_game
 
     path = Path(args.folder)
     points = sweep_points(path)
@@ -298,8 +298,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from dixit_lab.experiment import load_config, read_yaml_file
-    from dixit_lab.tuning import tune
+    from dixit_lab.run.experiment import load_config, read_yaml_file
+    from dixit_lab.run.tuning import tune
 
     config = load_config(args.config)
     data = read_yaml_file(args.config)
@@ -325,7 +325,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 
 def cmd_export_bench(args: argparse.Namespace) -> int:
-    from dixit_lab.bench_export import TIERS, export_bench
+    from dixit_lab.report.bench_export import TIERS, export_bench
 
     counts = export_bench(args.results, args.out, per_tier=args.per_tier, seed=args.seed)
     print(f"wrote {sum(counts.values())} items to {args.out} ("

@@ -15,12 +15,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from dixit_lab.agent import make_agent
-from dixit_lab.cards import Deck, load_deck
-from dixit_lab.game import play_game
-from dixit_lab.records import GameRecord
-from dixit_lab.rules import IllegalAction, RuleSet, get_rules
-from dixit_lab.seeding import game_seed
+from dixit_lab.core.agent import make_agent
+from dixit_lab.core.cards import Deck, load_deck
+from dixit_lab.core.rules import IllegalAction, RuleSet, get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import play_game
+from dixit_lab.records.format import GameRecord
 
 __all__ = ["CHECKS", "check_agent"]
 
@@ -114,7 +114,7 @@ def batch_differences(specs: list[str], rules: RuleSet, deck: Deck, games: int,
                       seed: int = 17) -> list[int]:
     """The games (of ``games`` rotating tables of ``specs``) whose record from the batched
     engine differs from the reference engine's, byte for byte."""
-    from dixit_lab.batched import play_batch
+    from dixit_lab.engine.batched import play_batch
 
     n = len(specs)
     seatings = [[specs[(seat + g) % n] for seat in range(n)] for g in range(games)]

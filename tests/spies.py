@@ -18,8 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import Agent, Clue, GameContext, PublicRound, SubmitView, TellView, VoteView
-from dixit_lab.seeding import Streams, game_key, permutation, stream_base_int
+from dixit_lab.core.agent import (
+    Agent,
+    Clue,
+    GameContext,
+    PublicRound,
+    SubmitView,
+    TellView,
+    VoteView,
+)
+from dixit_lab.core.seeding import Streams, game_key, permutation, stream_base_int
 
 
 class _Spy(Agent):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dixit_lab.cli import main
-from dixit_lab.records import read_jsonl
+from dixit_lab.records.format import read_jsonl
 
 
 def test_simulate_prints_a_summary(capsys, tmp_path):

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dixit_lab.agent import register_agent
-from dixit_lab.clues import ClueBank
-from dixit_lab.experiment import parse_config
+from dixit_lab.core.agent import register_agent
+from dixit_lab.core.clues import ClueBank
+from dixit_lab.run.experiment import parse_config
 from dixit_lab.web.results import PlayFolder
 from dixit_lab.web.table import PlayTable
 from dixit_lab_agents.random_agent import RandomAgent

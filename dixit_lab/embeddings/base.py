@@ -23,9 +23,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dixit_lab.cards import Card
-from dixit_lab.registry import Registry, UnknownName
-from dixit_lab.spec import SpecError, check_value, format_spec, parse_spec, type_name
+from dixit_lab.core.cards import Card
+from dixit_lab.plugins.registry import Registry, UnknownName
+from dixit_lab.plugins.spec import SpecError, check_value, format_spec, parse_spec, type_name
 
 __all__ = [
     "Embedder",

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
     check_output,

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
     embed_in_batches,

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.cards import Card, available_decks, load_deck
+from dixit_lab.core.cards import Card, available_decks, load_deck
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
     check_output,

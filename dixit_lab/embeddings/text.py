@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
 from dixit_lab.embeddings.base import (
     MissingCaptionError,
     check_output,

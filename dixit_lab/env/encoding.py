@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import Clue, SubmitView, TellView, VoteView
+from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
+from dixit_lab.core.rules import RuleSet, max_round_points
 from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError
-from dixit_lab.rules import RuleSet, max_round_points
 
 __all__ = [
     "STEP_NAMES",

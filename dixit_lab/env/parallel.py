@@ -1,6 +1,6 @@
 """``DixitParallelEnv``: a game of Dixit as a PettingZoo ``ParallelEnv``, one step a phase.
 
-The engine's :class:`~dixit_lab.game.GameSteps` plays the game; this module only turns its
+The engine's :class:`~dixit_lab.engine.game.GameSteps` plays the game; this module only turns its
 phases into steps. A step is one phase of the round (or one sub-step of it: the storyteller
 picks a card, then a clue; at three players a listener submits its two cards in two steps);
 every seat that does not decide passes (action 0). Answers reach the engine only when the
@@ -18,9 +18,13 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from dixit_lab.agent import GameContext, PublicRound, TellView, VoteView
-from dixit_lab.cards import Deck, load_deck
+from dixit_lab.core.agent import GameContext, PublicRound, TellView, VoteView
+from dixit_lab.core.cards import Deck, load_deck
+from dixit_lab.core.rules import RuleSet, get_rules
+from dixit_lab.core.seeding import GameSeed, game_seed
 from dixit_lab.embeddings import EmbeddingSpace, get_space
+from dixit_lab.engine.game import Decision, Failure, GameSteps, Phase
+from dixit_lab.engine.game import _as_int as _as_action  # the engine's reading of an integer answer
 from dixit_lab.env.encoding import (
     SUBMIT,
     TELL_CARD,
@@ -30,11 +34,7 @@ from dixit_lab.env.encoding import (
     Encoder,
     SeatState,
 )
-from dixit_lab.game import Decision, Failure, GameSteps, Phase
-from dixit_lab.game import _as_int as _as_action  # the engine's reading of an integer answer
-from dixit_lab.records import GameRecord
-from dixit_lab.rules import RuleSet, get_rules
-from dixit_lab.seeding import GameSeed, game_seed
+from dixit_lab.records.format import GameRecord
 
 __all__ = ["DixitParallelEnv"]
 

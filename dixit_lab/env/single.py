@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from dixit_lab.agent import Agent
+from dixit_lab.core.agent import Agent
 from dixit_lab.env.parallel import DixitParallelEnv
 from dixit_lab.env.policies import AgentPolicy
 

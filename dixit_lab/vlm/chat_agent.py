@@ -3,7 +3,7 @@
 One decision is: build the messages from the templates and the seat's view, ask the model
 (through the exchange store, so a recorded reply is reused and a replay needs no server), read
 the reply, and on a problem feed the error back and ask again, up to ``retries`` times. A
-decision that still fails raises :class:`~dixit_lab.agent.AgentFailure` with its fault class,
+decision that still fails raises :class:`~dixit_lab.core.agent.AgentFailure` with its fault class,
 and the engine plays its seeded fallback and records the fault. Each decision leaves a usage row
 (tokens, latency, cost, exchanges, fault class) in :attr:`ChatAgent.usage`.
 """
@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any, ClassVar
 
-from dixit_lab.agent import (
+from dixit_lab.core.agent import (
     Agent,
     AgentFailure,
     Clue,
@@ -24,7 +24,7 @@ from dixit_lab.agent import (
     TellView,
     VoteView,
 )
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
 from dixit_lab.vlm.client import Endpoint, complete
 from dixit_lab.vlm.images import data_url, image_ref
 from dixit_lab.vlm.parse import ReplyProblem, read_reply

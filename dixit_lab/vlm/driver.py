@@ -1,10 +1,10 @@
 """Playing many model games at once: every game of a chunk in flight, and every decision of
 a phase (the listeners' submits, then their votes) asked concurrently.
 
-Each game is a :class:`~dixit_lab.game.GameSteps` driven by its own thread, with its own agent
-instances; the requests themselves are bounded per endpoint by the client. A game's record
+Each game is a :class:`~dixit_lab.engine.game.GameSteps` driven by its own thread, with its own
+agent instances; the requests themselves are bounded per endpoint by the client. A game's record
 depends only on the replies, never on the order they arrive in, so the records are those of
-:func:`~dixit_lab.game.play_game` playing the games one by one. Each decision's usage row
+:func:`~dixit_lab.engine.game.play_game` playing the games one by one. Each decision's usage row
 (tokens, latency, cost, fault class) is written to ``exchanges/usage/`` for ``agents.csv``.
 """
 
@@ -15,15 +15,15 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from dixit_lab.agent import Agent
-from dixit_lab.cards import Deck, load_deck
-from dixit_lab.game import Decision, GameSteps, Phase, agent_answer
+from dixit_lab.core.agent import Agent
+from dixit_lab.core.cards import Deck, load_deck
+from dixit_lab.engine.game import Decision, GameSteps, Phase, agent_answer
 from dixit_lab.vlm.chat_agent import AgentSetupError
 from dixit_lab.vlm.client import EndpointError
 from dixit_lab.vlm.store import ReplayMiss, canonical_json, current_store
 
 if TYPE_CHECKING:
-    from dixit_lab.tournament import GameSpec, TableSetup
+    from dixit_lab.run.tournament import GameSpec, TableSetup
 
 __all__ = ["FATAL", "has_remote_agents", "play_remote_chunk"]
 
@@ -34,8 +34,8 @@ FATAL = (EndpointError, ReplayMiss, AgentSetupError)
 def has_remote_agents(specs: tuple[str, ...]) -> bool:
     """True if an agent of ``specs`` (trusted seats: built here, once a spec) plays through a
     remote model (``remote = True``); an untrusted seat's answer comes from
-    :meth:`~dixit_lab.tournament.TableSetup.remote`."""
-    from dixit_lab.seats import seat_info
+    :meth:`~dixit_lab.run.tournament.TableSetup.remote`."""
+    from dixit_lab.engine.seats import seat_info
 
     return any(seat_info(spec).remote for spec in dict.fromkeys(specs))
 
@@ -83,7 +83,7 @@ def play_game_steps(agents: list[Agent], game: GameSteps, decisions: ThreadPoolE
 
 def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPoolExecutor,
               stop: threading.Event) -> tuple[int, str, list[dict[str, Any]]]:
-    from dixit_lab.seats import GameFailed, make_seat_agent
+    from dixit_lab.engine.seats import GameFailed, make_seat_agent
 
     # one set of agents per game in flight (isolated seats each get their own process)
     agents = [make_seat_agent(setup.specs[seat], setup.seat_isolation(seat), setup.deck)
@@ -148,7 +148,7 @@ def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[in
     """Play the games of ``chunk`` all at once; returns (game index, JSON line) pairs in
     chunk order and writes the decisions' usage rows next to the exchange store."""
     from dixit_lab.atomic import atomic_write_text
-    from dixit_lab.records import part_name
+    from dixit_lab.records.format import part_name
 
     deck = load_deck(setup.deck)
     stop = threading.Event()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dixit_lab.rules import RuleSet
+from dixit_lab.core.rules import RuleSet
 
 __all__ = ["DECISION_FIELDS", "DEFAULT_TEMPLATES", "Templates", "answer_schema", "table_fields"]
 

@@ -27,8 +27,8 @@ def _web_modules() -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     _web_modules()
-    from dixit_lab.experiment import ConfigError, parse_config, read_yaml_file
-    from dixit_lab.results_integrity import FolderLock
+    from dixit_lab.records.integrity import FolderLock
+    from dixit_lab.run.experiment import ConfigError, parse_config, read_yaml_file
     from dixit_lab.web.decisions import human_players
     from dixit_lab.web.table import untrusted_by_default
 

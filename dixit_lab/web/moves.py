@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from dixit_lab.agent import Clue, SubmitView, TellView, VoteView
+from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
 
 __all__ = ["CLUE_LIMIT", "IllegalMove", "check_move"]
 

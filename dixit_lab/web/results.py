@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 from dixit_lab.atomic import atomic_write_text
-from dixit_lab.experiment import ExperimentConfig
-from dixit_lab.records import GameRecord, read_jsonl
-from dixit_lab.runner import RunResult, game_specs, prepare_folder
-from dixit_lab.tournament import GameSpec
+from dixit_lab.records.format import GameRecord, read_jsonl
+from dixit_lab.run.experiment import ExperimentConfig
+from dixit_lab.run.runner import RunResult, game_specs, prepare_folder
+from dixit_lab.run.tournament import GameSpec
 from dixit_lab.web.decisions import DECISIONS_FILE
 
 __all__ = ["PlayFolder"]
@@ -28,7 +28,7 @@ class PlayFolder:
     def __init__(self, config: ExperimentConfig, folder: Path) -> None:
         self.folder = folder
         prepare_folder(config, folder)
-        from dixit_lab.deal_secret import run_secret
+        from dixit_lab.run.deal_secret import run_secret
 
         self.secret = run_secret(config, folder, untrusted=True)  # a person is at the table
         self.specs = game_specs(config)
@@ -70,7 +70,7 @@ class PlayFolder:
 
     def finish(self) -> RunResult:
         """Write the tables, ratings and report (the same writers as ``dixit-lab run``)."""
-        from dixit_lab.results_tables import write_tables
+        from dixit_lab.report.outputs import write_tables
 
         result = RunResult(self.folder, len(self.specs), self.played,
                            time.perf_counter() - self.started, 1)

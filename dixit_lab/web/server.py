@@ -21,7 +21,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from dixit_lab.cards import Deck
+from dixit_lab.core.cards import Deck
 
 __all__ = ["BODY_LIMIT", "bind", "card_image", "loopback_hosts", "make_app", "page", "serve",
            "url_host"]

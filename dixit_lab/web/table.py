@@ -15,14 +15,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from dixit_lab.agent import Agent, PublicRound, SubmitView, VoteView
-from dixit_lab.cards import load_deck
-from dixit_lab.experiment import ConfigError, ExperimentConfig
-from dixit_lab.game import GameSteps, Phase, agent_answer
-from dixit_lab.records import GameRecord
-from dixit_lab.seats import make_seat_agent
-from dixit_lab.seeding import deal_seed
-from dixit_lab.tournament import GameSpec
+from dixit_lab.core.agent import Agent, PublicRound, SubmitView, VoteView
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.seeding import deal_seed
+from dixit_lab.engine.game import GameSteps, Phase, agent_answer
+from dixit_lab.engine.seats import make_seat_agent
+from dixit_lab.records.format import GameRecord
+from dixit_lab.run.experiment import ConfigError, ExperimentConfig
+from dixit_lab.run.tournament import GameSpec
 from dixit_lab.web.decisions import DecisionLog, human_players
 from dixit_lab.web.moves import CLUE_LIMIT, IllegalMove, check_move
 from dixit_lab.web.results import PlayFolder
@@ -38,8 +38,8 @@ def untrusted_by_default(data: Any) -> tuple[Any, str | None]:
     otherwise (``isolation: none`` seats an agent in the server's process, where it could
     reach the people's tokens and hands): ``sandbox`` where this machine can make one, else
     ``process``, with the one line that says why (never silently)."""
-    from dixit_lab.sandbox import sandbox_problem
-    from dixit_lab.spec import parse_spec
+    from dixit_lab.engine.sandbox import sandbox_problem
+    from dixit_lab.plugins.spec import parse_spec
 
     players = data.get("players") if isinstance(data, dict) else None
     if not isinstance(players, list):

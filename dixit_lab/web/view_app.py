@@ -26,9 +26,9 @@ from typing import Any
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, JSONResponse, Response
 
-from dixit_lab.cards import Deck, DeckError, load_deck
-from dixit_lab.record_files import find_records, is_compressed, open_records
-from dixit_lab.records import GameRecord, player_names
+from dixit_lab.core.cards import Deck, DeckError, load_deck
+from dixit_lab.records.files import find_records, is_compressed, open_records
+from dixit_lab.records.format import GameRecord, player_names
 from dixit_lab.web.server import card_image, make_app, page
 from dixit_lab.web.views import record_json
 

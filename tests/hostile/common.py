@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView
+from dixit_lab.core.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView
 
 
 class Hostile(Agent):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from dixit_lab.experiment import load_config
-from dixit_lab.runner import run_experiment
+from dixit_lab.run.experiment import load_config
+from dixit_lab.run.runner import run_experiment
 
 if __name__ == "__main__":
     run_experiment(load_config(sys.argv[1]), sys.argv[2], show_progress=False,

@@ -4,8 +4,8 @@ engine deals, until one gives this seat the hand it holds; then it knows every h
 
 from __future__ import annotations
 
-from dixit_lab.agent import GameContext
-from dixit_lab.seeding import game_key, game_seed
+from dixit_lab.core.agent import GameContext
+from dixit_lab.core.seeding import game_key, game_seed
 from tests.spies import _Spy
 
 

@@ -1,0 +1,422 @@
+"""Agents you don't trust, in a child (``isolation: process`` or ``sandbox`` in a config).
+
+An :class:`IsolatedAgent` stands at the table for an agent that lives in another process:
+
+- ``process``: a fresh Python process per seat (``python -I -m dixit_lab.engine.isolation_child``,
+  never forked from the engine), kept for the seat's games, with an empty environment. *Its
+  own process, not a boundary*: it runs as the engine's user and can read what that user can.
+- ``sandbox``: a bubblewrap sandbox per seat (:mod:`dixit_lab.engine.sandbox`) and a fresh game
+  process forked from its pristine template for every game (``trusted_to_forget``: one game
+  process kept for every game).
+
+Either way the child receives only pickled views and answers in JSON, which the engine parses
+as plain data (never unpickles); the agent's code is never imported by the engine's process:
+even its spec is checked, and what the engine must know of it (:class:`~dixit_lab.engine.trust.
+AgentInfo`) told, by a child. Every call (``begin_game``, ``observe``, a decision) and every
+write to the child is bounded by ``decision_timeout`` (30 s by default), and each game by a
+CPU budget (``limits.cpu_seconds``, work between decisions included): a child that is slow,
+stopped, silent, that stops reading or floods becomes a fault (``timeout`` or ``crashed``) and
+is stopped; the seat's later decisions in that game are faults too (with the engine's seeded
+fallback actions) and a new child starts at the next game. Records are byte-identical to the
+same table with the agents in the engine as long as nothing fails.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+from dixit_lab.core.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
+from dixit_lab.engine.channel import Channel, ChannelError
+from dixit_lab.engine.trust import AgentInfo, Isolation, Limits
+
+__all__ = ["IsolatedAgent", "isolated_info", "isolated_spec"]
+
+_START_TIMEOUT = 120.0     # seconds for a child to import its agent and answer "make"
+_CHILDREN: weakref.WeakSet[_ProcessChild] = weakref.WeakSet()
+_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+class _ChildGone(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class _Endpoint:
+    """A channel to an agent's process: :meth:`call` sends a command and reads the answer."""
+
+    channel: Channel
+    owner: int
+
+    def call(self, command: str, payload: Any, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        data = pickle.dumps((command, payload), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.channel.send(data, deadline)
+            reply = json.loads(self.channel.receive(deadline))
+        except ChannelError as error:
+            gone = self.gone(error, timeout)  # (asked before stopping: how did it end?)
+            self.stop()
+            raise gone from None
+        except ValueError:
+            self.stop()
+            raise _ChildGone("crashed", "the agent's process sent a reply that is not "
+                                        "JSON; it was stopped") from None
+        if not isinstance(reply, dict):
+            self.stop()
+            raise _ChildGone("crashed", "the agent's process sent a malformed reply; it was "
+                                        "stopped")
+        return reply
+
+    def gone(self, error: ChannelError, timeout: float) -> _ChildGone:
+        if error.kind == "timeout":
+            return _ChildGone("timeout", f"{error} within {timeout:g} s (decision_timeout); "
+                                         f"the agent's process was stopped")
+        ended = self.how_ended()
+        kind = "timeout" if ended and "CPU budget" in ended else "crashed"
+        return _ChildGone(kind, f"the agent's process {ended or 'closed its end'}"
+                                + ("" if "closed" in str(error) else f": {error}"))
+
+    def how_ended(self) -> str | None:
+        return None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the agent's process has used (None where the kernel bounds it)."""
+        return None
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+
+class _ProcessChild(_Endpoint):
+    """``isolation: process``: one child process and its two pipes."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-m", "dixit_lab.engine.isolation_child"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, cwd=os.getcwd(), env=dict(_THREADS))
+        self.owner = os.getpid()  # a forked worker inherits this object, not the child
+        _CHILDREN.add(self)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.channel = Channel(self.process.stdout.fileno(), self.process.stdin.fileno())
+        try:
+            self.channel.send(pickle.dumps(limits), time.monotonic() + _START_TIMEOUT)
+        except ChannelError as error:
+            self.stop()
+            raise _ChildGone("crashed", f"the agent's process did not start: {error}") from None
+        self._ticks = os.sysconf("SC_CLK_TCK")
+        self._stat: int | None = None  # /proc/<child>/stat, kept open (a pread a call)
+
+    def how_ended(self) -> str | None:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            code = self.process.returncode
+        return f"exited (code {code})"
+
+    def cpu_seconds(self) -> float | None:
+        try:
+            if self._stat is None:
+                self._stat = os.open(f"/proc/{self.process.pid}/stat", os.O_RDONLY)
+            fields = os.pread(self._stat, 1024, 0).rpartition(b")")[2].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / self._ticks  # utime + stime
+
+    def stop(self) -> None:
+        if self.owner != os.getpid():
+            return  # another process's child (this object came through a fork)
+        if self.process.poll() is None:
+            self.process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=5)
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        if self._stat is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._stat)
+            self._stat = None
+
+
+class _SandboxChild(_Endpoint):
+    """``isolation: sandbox``: one game process forked in a seat's sandbox."""
+
+    def __init__(self, game: Any) -> None:
+        self.game = game
+        self.channel = game.channel
+        self.owner = game.owner
+
+    def how_ended(self) -> str | None:
+        return self.game.how_ended()
+
+    def stop(self) -> None:
+        self.game.stop()
+
+
+@atexit.register
+def _stop_children() -> None:
+    for child in list(_CHILDREN):
+        child.stop()
+
+
+# -- the spec, checked by a child -----------------------------------------------------------------
+
+_INFOS: dict[tuple[str, str, tuple[str, ...]], AgentInfo] = {}
+
+
+def _files(spec: str, isolation: Isolation, deck: str | None) -> list[tuple[Path, Path]]:
+    """What a sandbox of this seat may read beyond the runtime: the agent's own files, the
+    player's ``files`` and a deck folder outside the shipped data."""
+    from dixit_lab.engine.sandbox import agent_files, user_binds
+
+    files = [*agent_files(spec), *user_binds(isolation.files)]
+    if deck is not None:
+        from dixit_lab.core.cards import absolute_deck_spec
+
+        where = Path(absolute_deck_spec(deck))
+        if where.exists():
+            files.append((where, where))
+    return files
+
+
+#: sandboxes that checked a spec, kept for the first seat that needs one like it (a sandbox
+#: takes a second or two to start: the runtime's imports)
+_SPARES: dict[tuple[Any, ...], Any] = {}
+
+
+def _sandbox(spec: str, isolation: Isolation, deck: str | None) -> Any:
+    """A sandbox for ``spec``'s seat: a spare one like it, else a new one."""
+    from dixit_lab.engine.sandbox import Sandbox, _preload
+
+    files, preload = _files(spec, isolation, deck), _preload(spec)
+    key = (spec, tuple(files), tuple(preload), isolation.limits, os.getpid())
+    spare = _SPARES.pop(key, None)
+    if spare is not None and spare.alive:
+        return spare
+    sandbox = Sandbox(files, preload, isolation.limits, spec if preload else None)
+    sandbox.spare_key = key
+    return sandbox
+
+
+def _start(spec: str, isolation: Isolation, deck: str | None) -> tuple[_Endpoint, Any]:
+    """A child for ``spec`` (and its sandbox, or None): not yet asked to make the agent."""
+    if isolation.mode == "sandbox":
+        from dixit_lab.engine.sandbox import SandboxError
+
+        try:
+            sandbox = _sandbox(spec, isolation, deck)
+            return _SandboxChild(sandbox.game()), sandbox
+        except SandboxError as error:
+            raise AgentSpecError(f"agent {spec!r}: {error}") from None
+    return _ProcessChild(isolation.limits), None
+
+
+def _make(child: _Endpoint, spec: str, timeout: float = _START_TIMEOUT) -> AgentInfo:
+    path = list(sys.path) if isinstance(child, _ProcessChild) else None  # (a sandbox's is set)
+    reply = child.call("make", (spec, path), timeout)
+    if "error" in reply:
+        raise AgentSpecError(str(reply["error"][1]))
+    try:
+        return AgentInfo.from_json(reply.get("ok"))
+    except ValueError as error:
+        raise AgentSpecError(f"agent {spec!r}: {error}") from None
+
+
+def isolated_info(spec: str, isolation: Isolation | None = None, deck: str | None = None
+                  ) -> AgentInfo:
+    """What the engine needs to know of an untrusted agent, told by a child (its code is not
+    imported here). Raises :class:`AgentSpecError` with the child's message."""
+    isolation = isolation or Isolation("process")
+    key = (spec, isolation.mode, isolation.files)
+    info = _INFOS.get(key)
+    if info is None:
+        child, sandbox = _start(spec, isolation, deck)
+        try:
+            info = _make(child, spec)
+        except _ChildGone as gone:
+            raise AgentSpecError(f"agent {spec!r} could not start in its own process: "
+                                 f"{gone}") from None
+        finally:
+            child.stop()
+            if sandbox is not None:  # its game is over: the template is pristine still
+                _SPARES.setdefault(sandbox.spare_key, sandbox)
+        _INFOS[key] = _INFOS[(info.spec, *key[1:])] = info  # the canonical spec too
+    return info
+
+
+def isolated_spec(spec: str, isolation: Isolation | None = None) -> str:
+    """The canonical spec of an agent, checked by a child process."""
+    return isolated_info(spec, isolation).spec
+
+
+# -- the engine's side of a seat ------------------------------------------------------------------
+
+class IsolatedAgent(Agent):
+    """The engine's side of an agent in a child (see the module docstring)."""
+
+    name = "isolated"
+
+    def __init__(self, spec: str, isolation: Isolation | None = None, deck: str | None = None,
+                 *, decision_timeout: float | None = None) -> None:
+        if isolation is None:
+            isolation = Isolation("process", timeout=decision_timeout)
+        self.isolation, self.deck_spec = isolation, deck
+        self.info = isolated_info(spec, isolation, deck)
+        self.spec = self.info.spec
+        self._written = spec
+        self._child: _Endpoint | None = None
+        self._sandbox: Any = None
+        self._decks: set[str] = set()        # the decks the current child holds
+        self._stopped: str | None = None     # why this game's child is gone
+        self._cpu_at_begin: float | None = None
+        self._games = 0
+        self._finalizer = weakref.finalize(self, IsolatedAgent._release, [None, None])
+
+    @staticmethod
+    def _release(held: list[Any]) -> None:
+        for thing in held:
+            if thing is not None:
+                thing.stop()
+
+    # -- children --------------------------------------------------------------------------
+
+    def _fresh(self, context: GameContext) -> _Endpoint:
+        """A child that has made the agent: a process, or a game process forked in the
+        sandbox (which holds the context's deck first, and has let a built-in agent fill its
+        caches for the table, so that the game process does too)."""
+        if self.isolation.mode == "sandbox":
+            from dixit_lab.engine.sandbox import SandboxError
+
+            try:
+                if self._sandbox is None or not self._sandbox.alive:
+                    self._sandbox = _sandbox(self._written, self.isolation, self.deck_spec)
+                self._sandbox.add_deck(context.deck.fingerprint, context.deck)
+                self._sandbox.warm(context.deck.fingerprint, context.n_players, context.rules,
+                                   context.agents)
+                child: _Endpoint = _SandboxChild(self._sandbox.game())
+            except SandboxError as error:
+                raise AgentFailure("crashed", str(error)) from None
+            self._decks = set(self._sandbox.decks)
+        else:
+            try:
+                child = _ProcessChild(self.isolation.limits)
+            except _ChildGone as gone:
+                raise AgentFailure("crashed", str(gone)) from None
+            self._decks = set()
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, IsolatedAgent._release,
+                                           [child, self._sandbox])
+        try:  # a sandbox's game process makes its agent each game: a call's deadline
+            _make(child, self._written, self.isolation.call_timeout if self._sandbox is not None
+                  else _START_TIMEOUT)
+        except (_ChildGone, AgentSpecError) as error:
+            child.stop()
+            raise AgentFailure("crashed", f"the agent's process could not make the agent: "
+                                          f"{error}") from None
+        return child
+
+    def _end_game(self) -> None:
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
+
+    def _call(self, command: str, payload: Any) -> Any:
+        if self._stopped is not None:
+            raise AgentFailure(self._stopped, "the agent's process was stopped earlier in "
+                                              "this game")
+        child = self._child
+        if child is None or child.owner != os.getpid():
+            raise AgentFailure("crashed", "the agent's process is not running")
+        try:
+            reply = child.call(command, payload, self.isolation.call_timeout)
+            self._check_cpu(child)
+        except _ChildGone as gone:
+            child.stop()
+            self._child, self._stopped = None, gone.kind
+            raise AgentFailure(gone.kind, str(gone)) from None
+        if "error" in reply:
+            kind, message = reply["error"]
+            raise AgentFailure("raised", f"the agent raised {kind}: {message}")
+        if "clue" in reply:
+            card, text = reply["clue"]
+            return Clue(card, text)
+        return reply["ok"] if "ok" in reply else _Raw(str(reply.get("illegal", "?")))
+
+    def _check_cpu(self, child: _Endpoint) -> None:
+        """``isolation: process``: the game's CPU budget, measured from outside (a sandbox's
+        kernel limit stops its game process by itself)."""
+        if self._cpu_at_begin is None:
+            return
+        used = child.cpu_seconds()
+        budget = self.isolation.limits.cpu_seconds
+        if used is not None and used - self._cpu_at_begin > budget:
+            child.stop()
+            raise _ChildGone("timeout", f"the agent's process used {used - self._cpu_at_begin:.1f}"
+                                        f" s of CPU in this game, over its CPU budget of "
+                                        f"{budget:g} s (limits.cpu_seconds); it was stopped")
+
+    # -- the agent API -----------------------------------------------------------------------
+
+    def begin_game(self, context: GameContext) -> None:
+        self._stopped = None  # a new game: a child that died is started again
+        self._games += 1
+        fresh_each_game = self.isolation.mode == "sandbox" and not self.isolation.forgets
+        if self._child is not None and (fresh_each_game or self._child.owner != os.getpid()):
+            if self._child.owner == os.getpid():
+                self._child.stop()
+            self._child = None  # (one inherited through a fork belongs to another process)
+        if self._child is None:
+            try:
+                self._child = self._fresh(context)
+            except AgentFailure as failure:
+                self._stopped = failure.kind
+                raise
+        key = context.deck.fingerprint
+        if key not in self._decks:  # a process's first game on this deck
+            self._call("deck", (key, context.deck))
+            self._decks.add(key)
+        self._cpu_at_begin = self._child.cpu_seconds() if self._child is not None else None
+        state = context.to_state()
+        self._call("begin", (*state[:3], key, *state[4:]))
+
+    def tell(self, view: Any) -> Any:
+        return self._call("tell", view)
+
+    def submit(self, view: Any) -> Any:
+        return self._call("submit", view)
+
+    def vote(self, view: Any) -> Any:
+        return self._call("vote", view)
+
+    def observe(self, result: PublicRound) -> None:
+        if self._stopped is None:  # a stopped child has already cost this game a fault
+            self._call("observe", result)
+
+    def close(self) -> None:
+        self._end_game()
+        if self._sandbox is not None:
+            self._sandbox.stop()
+            self._sandbox = None
+
+
+class _Raw:
+    """A child's answer that was not plain data, shown as the child described it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text

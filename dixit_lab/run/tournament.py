@@ -1,0 +1,282 @@
+"""Tournament schedules and the plan of every game: who sits where, and from which seed.
+
+A schedule turns a config into :class:`GameSpec` s. Every game is fully determined by its
+spec, so games can be played in any order, on any number of workers, and give the same
+records. :func:`play_chunk` plays a list of specs in one process and returns their JSON lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+import numpy as np
+
+from dixit_lab.core.agent import Agent, make_agent
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import RuleSet
+from dixit_lab.core.seeding import deal_seed
+from dixit_lab.engine.game import play_game
+from dixit_lab.engine.seats import GameFailed, make_seat_agent, seat_info
+from dixit_lab.engine.trust import TRUSTED, Isolation
+
+__all__ = [
+    "GameFailed",
+    "GameSpec",
+    "Schedule",
+    "TableSetup",
+    "make_seat_agent",
+    "play_chunk",
+    "schedule_games",
+]
+
+
+
+_SCHEDULE_STREAM = 0x5C4ED  # spawn key of the stream that samples tables (apart from games)
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One game of a tournament: its index, the pool seats at each table seat, and the index
+    of the deal (its ``SeedSequence`` is ``TableSetup.game_seed(deal)``)."""
+
+    index: int
+    seats: tuple[int, ...]
+    deal: int
+
+
+@dataclass(frozen=True)
+class TableSetup:
+    """What a worker needs to play games: plain, picklable values."""
+
+    seed: int
+    rules: RuleSet
+    deck: str
+    names: tuple[str, ...]   # by pool seat
+    specs: tuple[str, ...]   # by pool seat
+    on_illegal: str
+    engine: str = "auto"     # auto | reference | batched
+    #: how each pool seat is run (:class:`~dixit_lab.engine.trust.Isolation`); empty: all trusted
+    isolation: tuple[Isolation, ...] = ()
+    #: the run's deal secret (:mod:`dixit_lab.run.deal_secret`); None: deals from the seed alone
+    secret: bytes | None = None
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (self.rules, self.deck, self.specs, self.on_illegal, self.isolation)
+
+    def seat_isolation(self, seat: int) -> Isolation:
+        return self.isolation[seat] if self.isolation else TRUSTED
+
+    def game_seed(self, deal: int) -> np.random.SeedSequence:
+        """The ``SeedSequence`` of deal ``deal`` (:func:`~dixit_lab.core.seeding.deal_seed`)."""
+        return deal_seed(self.seed, deal, self.secret)
+
+    @property
+    def untrusted(self) -> bool:
+        return any(isolation.untrusted for isolation in self.isolation)
+
+    @property
+    def untrusted_specs(self) -> frozenset[str]:
+        """The specs that an untrusted seat plays: the engine never builds these."""
+        return frozenset(spec for seat, spec in enumerate(self.specs)
+                         if self.seat_isolation(seat).untrusted)
+
+    def remote(self) -> bool:
+        """Whether a seat plays through a remote model (told by a child for an untrusted
+        seat: the engine never builds its agent)."""
+        return any(seat_info(spec, self.seat_isolation(seat), self.deck).remote
+                   for seat, spec in enumerate(self.specs))
+
+    def batched(self) -> bool:
+        """Whether games are played by the batched engine: ``auto`` uses it when every agent
+        supports it, ``batched`` insists, ``reference`` never does."""
+        if self.engine == "reference":
+            return False
+        from dixit_lab.engine.batched import batch_supported, rules_supported
+
+        if self.untrusted:
+            if self.engine == "batched":
+                raise ValueError("engine 'batched' was asked for, but a player has isolation: "
+                                 "process or sandbox; use engine: auto or reference")
+            return False
+
+        unsupported = sorted({spec for spec in self.specs
+                              if not batch_supported(make_agent(spec))})
+        if not rules_supported(self.rules):
+            if self.engine == "batched":
+                raise ValueError(f"engine 'batched' was asked for, but it does not play "
+                                 f"deck_exhausted={self.rules.deck_exhausted!r}; use engine: "
+                                 f"auto or reference")
+            return False
+        if unsupported and self.engine == "batched":
+            raise ValueError(f"engine 'batched' was asked for, but {', '.join(unsupported)} "
+                             f"has no batched policy; use engine: auto or reference")
+        return not unsupported
+
+
+class Schedule(Sequence[GameSpec]):
+    """The games of a schedule, made when asked for (a million games are a few megabytes of
+    seats, not a million objects): ``len``, indexing and slicing (a list) as for a list."""
+
+    def __init__(self, kind: str, table_size: int, games: int,
+                 seats: np.ndarray | None = None) -> None:
+        self.kind, self.table_size, self.games, self._seats = kind, table_size, games, seats
+
+    def __len__(self) -> int:
+        return self.games
+
+    @overload
+    def __getitem__(self, index: int) -> GameSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[GameSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> GameSpec | list[GameSpec]:
+        if isinstance(index, slice):
+            return [self._spec(i) for i in range(*index.indices(self.games))]
+        if index < 0:
+            index += self.games
+        if not 0 <= index < self.games:
+            raise IndexError(f"game {index} of a schedule of {self.games}")
+        return self._spec(index)
+
+    def __iter__(self) -> Iterator[GameSpec]:
+        return (self._spec(i) for i in range(self.games))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Schedule) and (self.kind, self.table_size, self.games) == (
+                other.kind, other.table_size, other.games):
+            return self._seats is other._seats or (
+                self._seats is not None and other._seats is not None
+                and bool(np.array_equal(self._seats, other._seats)))
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.kind!r}, table of {self.table_size}, {self.games} games)"
+
+    def _spec(self, index: int) -> GameSpec:
+        if self._seats is not None:
+            return GameSpec(index, tuple(int(s) for s in self._seats[index]), index)
+        shift = index % self.table_size
+        seats = tuple((seat + shift) % self.table_size for seat in range(self.table_size))
+        deal = index if self.kind == "rotation" else index // self.table_size
+        return GameSpec(index, seats, deal)
+
+
+def schedule_games(kind: str, pool: int, table_size: int, games: int, seed: int) -> Schedule:
+    """The specs of ``games`` games of a ``rotation``, ``duplicate`` or ``sampled`` schedule
+    over a pool of ``pool`` seats."""
+    if kind in ("rotation", "duplicate"):
+        if pool != table_size:
+            raise ValueError(f"a {kind} schedule needs the pool ({pool}) to fill the table "
+                             f"({table_size})")
+        return Schedule(kind, table_size, games)
+    if kind == "sampled":
+        if pool < table_size:
+            raise ValueError(f"cannot seat {table_size} players from a pool of {pool}")
+        rng = np.random.Generator(np.random.PCG64(
+            np.random.SeedSequence(seed, spawn_key=(_SCHEDULE_STREAM,))))
+        seats = np.empty((games, table_size), dtype=np.int32)
+        for index in range(games):
+            seats[index] = rng.permutation(pool)[:table_size]
+        return Schedule(kind, table_size, games, seats)
+    raise ValueError(f"unknown schedule {kind!r}; allowed: rotation, duplicate, sampled")
+
+
+class _AgentPool:
+    """Agent instances reused across the games a worker plays (one per spec and occurrence).
+    Agents must not carry anything from one game to the next (``begin_game`` resets them);
+    ``tests/agents/test_conformance.py`` checks the built-ins."""
+
+    def __init__(self) -> None:
+        self.key: tuple[Any, ...] | None = None
+        self.instances: dict[tuple[str, int, Isolation], Agent] = {}
+
+    def table(self, setup: TableSetup, seats: tuple[int, ...]) -> list[Agent]:
+        if setup.key != self.key:
+            self.key, self.instances = setup.key, {}
+        seen: dict[str, int] = {}
+        agents = []
+        for seat in seats:
+            spec = setup.specs[seat]
+            occurrence = seen.get(spec, 0)
+            seen[spec] = occurrence + 1
+            isolation = setup.seat_isolation(seat)
+            key = (spec, occurrence, isolation)
+            agent = self.instances.get(key)
+            if agent is None:
+                agent = self.instances[key] = make_seat_agent(spec, isolation, setup.deck)
+            agents.append(agent)
+        return agents
+
+
+
+_POOL = _AgentPool()
+
+
+_SHARED: dict[tuple[Any, ...], dict[str, Agent]] = {}
+
+
+def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = False
+                  ) -> tuple[list[tuple[int, str]], Any]:
+    from dixit_lab.engine.batched import play_batch, play_batch_columns
+
+    deck = load_deck(setup.deck)
+    shared = _SHARED.setdefault(setup.key, {})
+    for spec in setup.specs:
+        if spec not in shared:
+            shared[spec] = make_agent(spec)
+    tables = [[shared[setup.specs[s]] for s in game.seats] for game in chunk]
+    metas = [{"game": game.index, "deal": game.deal,
+              "players": [setup.names[s] for s in game.seats]} for game in chunk]
+    seeds = [setup.game_seed(game.deal) for game in chunk]
+    batch = None
+    try:
+        if columns:
+            lines, batch = play_batch_columns(tables, setup.rules, deck, seeds, metas,
+                                              [game.index for game in chunk])
+        else:
+            lines = play_batch(tables, setup.rules, deck, seeds, metas)
+    except Exception as error:
+        raise GameFailed(f"games {chunk[0].index}..{chunk[-1].index} (batched engine): "
+                         f"{type(error).__name__}: {error}") from None
+    return [(game.index, line) for game, line in zip(chunk, lines, strict=True)], batch
+
+
+def play_chunk_columns(setup: TableSetup, chunk: list[GameSpec]
+                       ) -> tuple[list[tuple[int, str]], Any]:
+    """:func:`play_chunk`, and with the batched engine the games as a
+    :class:`~dixit_lab.records.batches.GameBatch` too (else None)."""
+    if setup.engine != "reference" and chunk and setup.batched():
+        return _play_batched(setup, chunk, columns=True)
+    return play_chunk(setup, chunk), None
+
+
+def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
+    """Play the games of ``chunk`` and return (game index, JSON line) pairs, with the batched
+    engine when the setup allows it (the records are the same either way)."""
+    if setup.engine != "reference" and chunk and setup.batched():
+        return _play_batched(setup, chunk)[0]
+    if chunk and setup.remote():  # model agents: every game of the chunk in flight at once
+        from dixit_lab.vlm.driver import play_remote_chunk
+
+        return play_remote_chunk(setup, chunk)
+    deck = load_deck(setup.deck)
+    out = []
+    for spec in chunk:
+        agents = _POOL.table(setup, spec.seats)
+        meta = {"game": spec.index, "deal": spec.deal,
+                "players": [setup.names[s] for s in spec.seats]}
+        try:
+            record = play_game(agents, setup.rules, deck, setup.game_seed(spec.deal),
+                               on_illegal=setup.on_illegal,  # type: ignore[arg-type]
+                               meta=meta)
+        except Exception as error:
+            raise GameFailed(f"game {spec.index} (players {meta['players']}): "
+                             f"{type(error).__name__}: {error}") from None
+        out.append((spec.index, record.to_json()))
+    return out
