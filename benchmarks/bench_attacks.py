@@ -181,13 +181,17 @@ def attacks(mode: str, games: int) -> list[tuple[str, str]]:
     cpu = spy("cpu", "floods:FloodSpy", mode, kind="cpu", pause=0.3)
     if mode != "none" and _has_limits():
         cpu["limits"] = {"cpu_seconds": 1}  # a budget of 1 s of CPU a game
-    players = [spy("memory", "floods:FloodSpy", mode, kind="memory"),
+    memory = spy("memory", "floods:FloodSpy", mode, kind="memory")
+    if mode != "none" and _has_limits():
+        memory["limits"] = {"memory_mb": 1024}  # (the default, 4 GiB, holds a CLIP model)
+    players = [memory,
                spy("file", "floods:FloodSpy", mode, kind="file"),
                spy("processes", "floods:FloodSpy", mode, kind="processes"), cpu]
     result = run(players, 1, options={})
-    memory = max((r.get("bytes", 0) for r in reports(result, "memory")), default=0)
+    allocated = max((r.get("bytes", 0) for r in reports(result, "memory")), default=0)
     started = max((r.get("started", 0) for r in reports(result, "processes")), default=0)
-    rows.append(("memory flood (2 GiB)", f"{memory / 2**30:.1f} GiB allocated"))
+    rows.append(("memory flood (2 GiB; limits.memory_mb 1024)",
+                 f"{allocated / 2**30:.1f} GiB allocated"))
     rows.append(("file flood (256 MiB)", f"{result['flood_bytes'] / 2**20:.0f} MiB written"))
     rows.append(("process flood (64)", f"{started} started"))
     rows.append(("CPU between decisions (3 threads; budget 1 s a game)",

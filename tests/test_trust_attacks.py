@@ -199,7 +199,7 @@ def test_signals_reach_no_other_seat_and_not_the_engine(tmp_path):
 def test_floods_are_bounded(tmp_path):
     needs_sandbox()
     target = str(tmp_path / "canary" / "canary-results")
-    players = [sandboxed(spy("memory", "floods:FloodSpy", kind="memory")),
+    players = [sandboxed(spy("memory", "floods:FloodSpy", kind="memory", gib=6)),  # > 4 GiB
                sandboxed(spy("file", "floods:FloodSpy", kind="file", target=target)),
                sandboxed(spy("processes", "floods:FloodSpy", kind="processes")),
                sandboxed(spy("cpu", "floods:FloodSpy", kind="cpu", pause=0.3),

@@ -101,7 +101,7 @@ class _Endpoint:
 class _ProcessChild(_Endpoint):
     """``isolation: process``: one child process and its two pipes."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits | None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-m", "dixit_lab.engine.isolation_child"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, cwd=os.getcwd(), env=dict(_THREADS))
@@ -202,11 +202,11 @@ def _sandbox(spec: str, isolation: Isolation, deck: str | None) -> Any:
     from dixit_lab.engine.sandbox import Sandbox, _preload
 
     files, preload = _files(spec, isolation, deck), _preload(spec)
-    key = (spec, tuple(files), tuple(preload), isolation.limits, os.getpid())
+    key = (spec, tuple(files), tuple(preload), isolation.budget, os.getpid())
     spare = _SPARES.pop(key, None)
     if spare is not None and spare.alive:
         return spare
-    sandbox = Sandbox(files, preload, isolation.limits, spec if preload else None)
+    sandbox = Sandbox(files, preload, isolation.budget, spec if preload else None)
     sandbox.spare_key = key
     return sandbox
 
@@ -361,7 +361,7 @@ class IsolatedAgent(Agent):
         if self._cpu_at_begin is None:
             return
         used = child.cpu_seconds()
-        budget = self.isolation.limits.cpu_seconds
+        budget = self.isolation.budget.cpu_seconds
         if used is not None and used - self._cpu_at_begin > budget:
             child.stop()
             raise _ChildGone("timeout", f"the agent's process used {used - self._cpu_at_begin:.1f}"

@@ -26,12 +26,12 @@ __all__ = ["serve", "set_limits"]
 
 
 def set_limits(limits: Limits, processes: int | None = None) -> None:
-    """Lower this process's resource limits to ``limits`` (soft and hard): its address space,
-    the size of a file it writes, no core files, and with ``processes`` the tasks its user may
-    run (in a sandbox's game, the tasks of its own user namespace)."""
+    """Lower this process's resource limits to ``limits`` (soft and hard): its data (heap and
+    private memory), the size of a file it writes, no core files, and with ``processes`` the
+    tasks its user may run (in a sandbox's game, the tasks of its own user namespace)."""
     memory = limits.memory_mb << 20
     size = limits.file_mb << 20
-    pairs = [(resource.RLIMIT_AS, memory), (resource.RLIMIT_FSIZE, size),
+    pairs = [(resource.RLIMIT_DATA, memory), (resource.RLIMIT_FSIZE, size),
              (resource.RLIMIT_CORE, 0)]
     if processes is not None:
         pairs.append((resource.RLIMIT_NPROC, processes))
@@ -106,7 +106,7 @@ def _plain(value: Any) -> Any:
 
 def _main() -> None:
     """``isolation: process``: stdin and stdout are the frames; the agent's prints go to
-    stderr; the limits come as the first frame."""
+    stderr; the player's limits (or None) come as the first frame."""
     from dixit_lab.engine.process_life import die_with_parent
 
     die_with_parent()
@@ -116,7 +116,9 @@ def _main() -> None:
     frame = read_frame(0)
     if frame is None:
         return
-    set_limits(pickle.loads(frame))
+    limits = pickle.loads(frame)
+    if limits is not None:
+        set_limits(limits)
     serve(0, write_fd)
 
 

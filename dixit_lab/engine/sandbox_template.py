@@ -11,7 +11,7 @@ from one game to the next: each game is a child forked from it.
 Each game: the template forks A; A enters a new user, PID, IPC and mount namespace and forks
 B, the game process, which is PID 1 there: when B exits, the kernel kills every process it
 left (no grandchild outlives the game), and its SysV IPC objects go with the namespace. B
-drops every capability, lowers its limits (address space, tasks, file size, CPU seconds for
+drops every capability, lowers its limits (data, tasks, file size, CPU seconds for
 the whole game), closes every file descriptor but its game socket and stderr, and serves the
 engine (:func:`dixit_lab.engine.isolation_child.serve`). B cannot name the template or A (they are
 outside its PID namespace) and nothing is writable, so no game can leave anything for the

@@ -12,7 +12,7 @@ itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from dixit_lab.core.agent import Agent
@@ -28,10 +28,13 @@ DEFAULT_TIMEOUT = 30.0
 @dataclass(frozen=True)
 class Limits:
     """What an untrusted seat's process may use in one game (``limits:`` of a player).
-    Enforced by the kernel in a sandbox; in ``isolation: process`` the same limits are set
-    in the child, which an agent running as root could lift."""
+    Enforced by the kernel in a sandbox, always (these defaults unless the player says
+    otherwise). In ``isolation: process`` the CPU budget always holds (measured by the
+    engine); the memory and file limits only when the player gives ``limits:`` (set in the
+    child, which an agent running as root could lift); the process limit never."""
 
-    memory_mb: int = 2048        # address space of the agent's process
+    memory_mb: int = 4096        # its data (heap and private memory: RLIMIT_DATA); a CLIP
+                                 # model in torch takes ~1.5 GB
     processes: int = 4           # processes and threads beyond the agent's own
     file_mb: int = 16            # the largest file it may write
     cpu_seconds: float = 60.0    # CPU time in one game, decisions and hooks and in between
@@ -44,13 +47,19 @@ class Isolation:
     :mod:`dixit_lab.engine.sandbox`);
     ``timeout``: seconds for each call to an untrusted agent; ``forgets``: a sandboxed agent
     the user trusts to forget, kept for every game (else a fresh process each game);
-    ``files``: more paths the sandbox may read."""
+    ``files``: more paths the sandbox may read; ``limits``: the player's ``limits:`` (None:
+    the defaults, see :attr:`budget`)."""
 
     mode: Mode = "none"
     timeout: float | None = None
-    limits: Limits = field(default_factory=Limits)
+    limits: Limits | None = None
     forgets: bool = False
     files: tuple[str, ...] = ()
+
+    @property
+    def budget(self) -> Limits:
+        """The limits in force: the player's, else the defaults."""
+        return self.limits or Limits()
 
     @property
     def untrusted(self) -> bool:

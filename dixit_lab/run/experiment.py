@@ -107,7 +107,7 @@ class PlayerEntry(_Strict):
 
     def seat_isolation(self) -> Isolation:
         """How this player's seats are run (:class:`~dixit_lab.engine.trust.Isolation`)."""
-        limits = Limits(**self.limits.model_dump()) if self.limits else Limits()
+        limits = Limits(**self.limits.model_dump()) if self.limits else None
         return Isolation(self.isolation, self.decision_timeout, limits,
                          self.trusted_to_forget, tuple(self.files))
 

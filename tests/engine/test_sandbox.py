@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from dixit_lab import sandbox
 from dixit_lab.core.agent import make_agent
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine import sandbox
 from dixit_lab.engine.game import play_game
 from dixit_lab.engine.isolation import IsolatedAgent
 from dixit_lab.engine.trust import Isolation

@@ -17,13 +17,14 @@ from tests.hostile.common import Hostile
 
 
 class FloodSpy(Hostile):
-    """``kind``: ``memory`` (2 GiB, touched), ``file`` (256 MiB into ``target`` or any
+    """``kind``: ``memory`` (``gib`` GiB, touched), ``file`` (256 MiB into ``target`` or any
     writable folder), ``processes`` (64 that sleep) or ``cpu`` (three threads spinning from
     the game's start, while each decision waits ``pause`` seconds: the work is between
     them)."""
 
-    def __init__(self, kind: str = "memory", target: str = "", pause: float = 0.0) -> None:
-        self.kind, self.target, self.pause = kind, target, pause
+    def __init__(self, kind: str = "memory", target: str = "", pause: float = 0.0,
+                 gib: float = 2.0) -> None:
+        self.kind, self.target, self.pause, self.gib = kind, target, pause, gib
 
     def tell(self, view: Any) -> Any:
         time.sleep(self.pause)
@@ -42,7 +43,7 @@ class FloodSpy(Hostile):
         self.found = {"kind": self.kind}
         if self.kind == "memory":
             try:
-                block = bytearray(2 << 30)
+                block = bytearray(int(self.gib * (1 << 30)))
                 block[::4096] = b"x" * len(block[::4096])
                 self.found["bytes"] = len(block)
                 del block
