@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.core import cards as cards_module
 from dixit_lab.core.cards import Deck, DeckError, data_root, load_deck
 from dixit_lab.core.clues import ClueBank, ClueBankError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.run.replay import first_difference, replay_folder
 from tests.games_files import games_text
 

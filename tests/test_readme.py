@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dixit_lab.cli import build_parser
+from dixit_lab.cli.main import build_parser
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -19,6 +19,7 @@ import numpy as np
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import RuleSet
 from dixit_lab.core.seeding import CounterStream, seat_generator
+from dixit_lab.errors import UserError
 from dixit_lab.plugins.imports import ImportStringError, is_import_string, load_class
 from dixit_lab.plugins.registry import Registry, UnknownName
 from dixit_lab.plugins.spec import SpecError, check_value, parse_spec, type_name
@@ -204,7 +205,7 @@ class AgentFailure(Exception):
         self.kind = kind
 
 
-class AgentSpecError(ValueError):
+class AgentSpecError(UserError, ValueError):
     """An unknown agent or a bad parameter in an agent spec."""
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from dixit_lab.errors import UserError
+
 __all__ = [
     "IMAGE_EXTENSIONS",
     "Card",
@@ -26,7 +28,7 @@ IMAGE_EXTENSIONS = (".webp", ".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".
 MAX_NUMBERED_CARDS = 100_000
 
 
-class DeckError(ValueError):
+class DeckError(UserError, ValueError):
     """A deck that cannot be built or cannot serve a game. The message names the culprit."""
 
 

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dixit_lab.errors import UserError
+
 __all__ = [
     "CLUE_KINDS",
     "CUSTOM_KIND",
@@ -71,7 +73,7 @@ _TRAILING_PUNCT = ".;:"
 _WHITESPACE = re.compile(r"\s+")
 
 
-class ClueBankError(ValueError):
+class ClueBankError(UserError, ValueError):
     """A clue bank that cannot be loaded or built. The message names the file or bank."""
 
 

@@ -17,12 +17,15 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dixit_lab.errors import UserError
+
 __all__ = [
     "DECK_EXHAUSTED_MODES",
     "FIRST_STORYTELLER_MODES",
     "PRESETS",
     "IllegalAction",
     "RoundScore",
+    "RuleError",
     "RuleSet",
     "get_rules",
     "max_round_points",
@@ -49,6 +52,11 @@ FIRST_STORYTELLER_MODES: tuple[str, ...] = ("seat0", "random")
 
 class IllegalAction(ValueError):
     """An action or a round that the rules forbid. The message says what is wrong."""
+
+
+class RuleError(UserError, ValueError):
+    """A rule set that cannot be made: an unknown preset or option, a value out of range, a
+    number of players the rules do not allow. The message says what is wrong."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +90,7 @@ class RuleSet:
     def __post_init__(self) -> None:
         problems = _problems(self)
         if problems:
-            raise ValueError(f"invalid rule set {self.name!r}: " + "; ".join(problems))
+            raise RuleError(f"invalid rule set {self.name!r}: " + "; ".join(problems))
 
     def hand_size_for(self, n_players: int) -> int:
         """Cards in each hand at this player count (7 at three players by default)."""
@@ -97,9 +105,9 @@ class RuleSet:
         return 1 + (n_players - 1) * self.cards_per_player(n_players)
 
     def check_players(self, n_players: int) -> None:
-        """Raise ``ValueError`` if this rule set does not allow ``n_players``."""
+        """Raise :class:`RuleError` if this rule set does not allow ``n_players``."""
         if not self.min_players <= n_players <= self.max_players:
-            raise ValueError(
+            raise RuleError(
                 f"rule set {self.name!r} allows {self.min_players} to {self.max_players} "
                 f"players, got {n_players}"
             )
@@ -187,11 +195,11 @@ def get_rules(name: str = "classic", **overrides: Any) -> RuleSet:
     4
     """
     if name not in PRESETS:
-        raise ValueError(f"unknown rule preset {name!r}; available presets: "
+        raise RuleError(f"unknown rule preset {name!r}; available presets: "
                          f"{', '.join(sorted(PRESETS))}")
     unknown = sorted(set(overrides) - set(_FIELDS))
     if unknown:
-        raise ValueError(f"unknown rule option(s) {', '.join(map(repr, unknown))}; "
+        raise RuleError(f"unknown rule option(s) {', '.join(map(repr, unknown))}; "
                          f"allowed options: {', '.join(f for f in _FIELDS if f != 'name')}")
     fields: dict[str, Any] = {"name": name, **PRESETS[name], **overrides}
     return RuleSet(**fields)

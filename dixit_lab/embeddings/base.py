@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dixit_lab.core.cards import Card
+from dixit_lab.errors import UserError
 from dixit_lab.plugins.registry import Registry, UnknownName
 from dixit_lab.plugins.spec import SpecError, check_value, format_spec, parse_spec, type_name
 
@@ -73,15 +74,15 @@ class Embedder(Protocol):
         ...
 
 
-class EmbedderSpecError(ValueError):
+class EmbedderSpecError(UserError, ValueError):
     """An unknown embedder or a bad parameter in an embedder spec."""
 
 
-class ModelUnavailableError(RuntimeError):
+class ModelUnavailableError(UserError, RuntimeError):
     """The model an embedder needs cannot be loaded here (missing package or weights)."""
 
 
-class MissingCaptionError(ValueError):
+class MissingCaptionError(UserError, ValueError):
     """A caption-based embedder met a card without a caption."""
 
 

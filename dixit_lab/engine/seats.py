@@ -12,11 +12,12 @@ from __future__ import annotations
 from dixit_lab.core.agent import Agent, make_agent
 from dixit_lab.engine.isolation import IsolatedAgent, isolated_info
 from dixit_lab.engine.trust import TRUSTED, AgentInfo, Isolation
+from dixit_lab.errors import UserError
 
 __all__ = ["GameFailed", "make_seat_agent", "seat_info"]
 
 
-class GameFailed(RuntimeError):
+class GameFailed(UserError, RuntimeError):
     """A game of a tournament could not be played; the message names the game."""
 
 

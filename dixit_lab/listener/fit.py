@@ -139,13 +139,13 @@ class FittedListener:
         try:
             data = json.loads(source.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
-            raise ValueError(f"{source}: not a JSON listener model ({error})") from None
+            raise ConfigError(f"{source}: not a JSON listener model ({error})") from None
         if data.get("format") != FORMAT:
-            raise ValueError(f"{source}: field 'format' must be {FORMAT!r}, "
+            raise ConfigError(f"{source}: field 'format' must be {FORMAT!r}, "
                              f"got {data.get('format')!r}")
         features = tuple(data.get("features", ()))
         if features != FEATURES:
-            raise ValueError(f"{source}: field 'features' must be {list(FEATURES)}, "
+            raise ConfigError(f"{source}: field 'features' must be {list(FEATURES)}, "
                              f"got {list(features)}")
         try:
             fitted = cls(
@@ -160,10 +160,10 @@ class FittedListener:
                 info=dict(data.get("info", {})),
             )
         except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"{source}: missing or bad field {error}") from None
+            raise ConfigError(f"{source}: missing or bad field {error}") from None
         for name in ("coef", "mean", "scale"):
             if len(getattr(fitted, name)) != len(FEATURES):
-                raise ValueError(f"{source}: field {name!r} needs {len(FEATURES)} numbers")
+                raise ConfigError(f"{source}: field {name!r} needs {len(FEATURES)} numbers")
         return fitted
 
 
@@ -282,14 +282,14 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
     x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature,
                                             listeners, groups)
     if len(y) < 50 or y.min() == y.max():
-        raise ValueError(f"not enough usable rounds to fit a listener model: {len(y)} listener "
+        raise ConfigError(f"not enough usable rounds to fit a listener model: {len(y)} listener "
                          f"votes ({skipped} rounds skipped: clue outside the bank or no hand "
                          f"recorded); found rate {y.mean() if len(y) else float('nan'):.2f}")
     keys = np.asarray(groups, dtype=np.int64).reshape(-1, 2)
     held = holdout_mask(keys[:, 0], holdout)
     train = ~held
     if held.sum() < 20 or y[train].min() == y[train].max():
-        raise ValueError(f"too few games to hold {holdout:.0%} out: {int(held.sum())} held-out "
+        raise ConfigError(f"too few games to hold {holdout:.0%} out: {int(held.sum())} held-out "
                          f"votes; log more games")
     mean = x[train].mean(axis=0)
     scale = x[train].std(axis=0)

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from dixit_lab.errors import ConfigError
 from dixit_lab.stats.intervals import clustered_rate_interval
 
-__all__ = ["holdout_mask", "plot_reliability", "reliability_table", "run_training", "scores"]
+__all__ = ["holdout_mask", "plot_reliability", "reliability_table", "scores"]
 
 _EPS = 1e-4
 
@@ -23,7 +24,7 @@ _EPS = 1e-4
 def holdout_mask(games: np.ndarray, share: float) -> np.ndarray:
     """True for the rows of held-out games: every ``round(1 / share)``-th distinct game."""
     if not 0.0 < share < 1.0:
-        raise ValueError(f"holdout share must be in (0, 1), got {share}")
+        raise ConfigError(f"holdout share must be in (0, 1), got {share}")
     every = max(2, round(1.0 / share))
     _, position = np.unique(games, return_inverse=True)
     return position % every == every - 1
@@ -57,22 +58,6 @@ def reliability_table(p: np.ndarray, y: np.ndarray, rounds: np.ndarray,
                       "predicted": float(p[mask].mean()), "observed": rate,
                       "ci_low": low, "ci_high": high, "count": int(mask.sum())})
     return table
-
-
-def run_training(config_path: str) -> str:
-    """Play (or complete) the games of a training config into its default results folder —
-    an experiment or a sweep — and return that folder: ``fit-listener --config`` fits on it
-    and records the config, not the folder, as the model's source."""
-    import yaml
-
-    from dixit_lab.run.experiment import load_config
-    from dixit_lab.run.runner import run_experiment, run_sweep
-
-    config = load_config(config_path)
-    if config.sweep:
-        data = yaml.safe_load(Path(config_path).read_text(encoding="utf-8"))
-        return str(run_sweep(data, config_path, show_progress=False))
-    return str(run_experiment(config, show_progress=False).folder)
 
 
 def plot_reliability(info: dict, path: str) -> str:

@@ -15,10 +15,12 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from dixit_lab.errors import UserError
+
 __all__ = ["ImportStringError", "is_import_string", "load_attribute", "load_class"]
 
 
-class ImportStringError(ValueError):
+class ImportStringError(UserError, ValueError):
     """An import string that does not name a class. The message says why."""
 
 

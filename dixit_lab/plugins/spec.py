@@ -31,7 +31,10 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-__all__ = ["SpecError", "check_value", "format_spec", "format_value", "parse_spec", "type_name"]
+from dixit_lab.errors import UserError
+
+__all__ = ["SpecError", "check_value", "format_spec", "format_value", "parse_assignment",
+           "parse_spec", "split_specs", "type_name"]
 
 _NAME = re.compile(r"[A-Za-z_./~][\w\-.:/~]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
@@ -42,7 +45,7 @@ _FLOAT = re.compile(r"[+-]?(?:(?:\d+(?:_\d+)*)?\.\d+(?:_\d+)*|\d+(?:_\d+)*\.?)(?
 _QUOTED = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""", re.S)
 
 
-class SpecError(ValueError):
+class SpecError(UserError, ValueError):
     """A spec string that cannot be parsed. The message shows where."""
 
 
@@ -52,6 +55,31 @@ def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
     if not isinstance(text, str):
         raise SpecError(f"a spec must be a string, got {type(text).__name__}")
     return _Parser(text).spec()
+
+
+def split_specs(text: str) -> list[str]:
+    """Split a comma-separated list of specs, keeping the commas inside parentheses:
+    ``"softmax(temperature=0.1), literal"`` -> ``["softmax(temperature=0.1)", "literal"]``."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    parts.append(current.strip())
+    return [p for p in parts if p]
+
+
+def parse_assignment(text: str, option: str = "--set") -> tuple[str, Any]:
+    """``"key=value"`` as a key and a value read as a spec parameter (``"lone_finder_points=4"``
+    -> ``("lone_finder_points", 4)``); ``option`` names what gave it, for the error."""
+    if "=" not in text:
+        raise SpecError(f"{option} expects key=value, got {text!r}")
+    _, values = parse_spec(f"x({text})")
+    return next(iter(values.items()))
 
 
 def format_value(value: Any) -> str:

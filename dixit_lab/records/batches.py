@@ -181,7 +181,7 @@ def _from_table(table: pa.Table, record_index: np.ndarray, rule_options: list[st
         values = flat.field(name)
         lengths = pc.list_value_length(values).to_numpy(zero_copy_only=False)
         if r and (np.any(lengths != width)):
-            raise ValueError(f"a round's {name} has another length than the game's others")
+            raise ConfigError(f"a round's {name} has another length than the game's others")
         return _ints(values.flatten(), -1).reshape(r, width)
 
     meta = table.column("meta").combine_chunks()
@@ -205,7 +205,7 @@ def _from_table(table: pa.Table, record_index: np.ndarray, rule_options: list[st
     winners = table.column("winners").combine_chunks()
     finals = table.column("final_scores").combine_chunks()
     if np.any(pc.list_value_length(finals).to_numpy(zero_copy_only=False) != n):
-        raise ValueError("final_scores do not have one entry per player")
+        raise ConfigError("final_scores do not have one entry per player")
     yield GameBatch(
         n=n, record_index=record_index, game=game,
         rules=table.column("rules").combine_chunks(), deck=table.column("deck").combine_chunks(),
@@ -246,7 +246,7 @@ def _player_names(meta: Any, agents: Any, n: int) -> Any:
     out: list[str] = []
     for index, (given, spec) in enumerate(zip(names, specs, strict=True)):
         if given is not None and len(given) != n:
-            raise ValueError(f"game {index}: meta['players'] names {len(given)} players for "
+            raise ConfigError(f"game {index}: meta['players'] names {len(given)} players for "
                              f"{n} seats")
         out.extend(str(x) for x in (given if given is not None else spec))
     return pa.array(out, pa.string())

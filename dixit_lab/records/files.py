@@ -12,6 +12,8 @@ import io
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from dixit_lab.errors import ConfigError
+
 __all__ = ["RECORD_FORMATS", "RECORD_NAMES", "RecordFormat", "compressor", "find_records",
            "games_file", "is_compressed", "open_records", "open_text", "records_name"]
 
@@ -25,7 +27,7 @@ _LEVEL = 3  # zstd's default: ~450 bytes a game at ~400 MB/s
 
 def records_name(kind: str = "jsonl.zst") -> str:
     if kind not in RECORD_FORMATS:
-        raise ValueError(f"records must be one of {', '.join(RECORD_FORMATS)}, got {kind!r}")
+        raise ConfigError(f"records must be one of {', '.join(RECORD_FORMATS)}, got {kind!r}")
     return f"games.{kind}"
 
 
@@ -84,7 +86,7 @@ class _Decompressed(io.RawIOBase):
             data = self._raw.read(1 << 20)
             if not data:
                 if self._frame is not None and not self._frame.eof:
-                    raise ValueError(f"{self.path}: not a whole Zstandard file (it ends inside "
+                    raise ConfigError(f"{self.path}: not a whole Zstandard file (it ends inside "
                                      f"a frame: cut short?)")
                 return b""
             out = []
@@ -94,7 +96,7 @@ class _Decompressed(io.RawIOBase):
                 try:
                     out.append(self._frame.decompress(data))
                 except self._zstd.ZstdError as error:
-                    raise ValueError(f"{self.path}: not a Zstandard file of games ({error})"
+                    raise ConfigError(f"{self.path}: not a Zstandard file of games ({error})"
                                      ) from None
                 data = self._frame.unused_data if self._frame.eof else b""
             if any(out):

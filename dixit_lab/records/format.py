@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from dixit_lab.core.rules import round_outcome
+from dixit_lab.errors import ConfigError
 
 if TYPE_CHECKING:
     pass
@@ -217,7 +218,7 @@ def player_names(record: GameRecord) -> tuple[str, ...]:
     if names is None:
         return tuple(record.agents)
     if len(names) != record.n_players:
-        raise ValueError(f"game {record.meta.get('game', '?')}: meta['players'] names "
+        raise ConfigError(f"game {record.meta.get('game', '?')}: meta['players'] names "
                          f"{len(names)} players for {record.n_players} seats")
     return tuple(str(name) for name in names)
 
@@ -248,4 +249,4 @@ def read_jsonl(source: str | Path) -> Iterator[GameRecord]:
             try:
                 yield GameRecord.from_json(line)
             except (json.JSONDecodeError, KeyError, TypeError) as error:
-                raise ValueError(f"{path}, line {number}: not a game record ({error})") from None
+                raise ConfigError(f"{path}, line {number}: not a game record ({error})") from None

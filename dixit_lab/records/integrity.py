@@ -13,13 +13,24 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from dixit_lab.errors import ConfigError
 from dixit_lab.records.format import GameRecord, game_index
 
-if TYPE_CHECKING:
-    from dixit_lab.run.tournament import GameSpec
+
+class GameSpec(Protocol):
+    """What a check needs of a scheduled game (:class:`dixit_lab.run.tournament.GameSpec`
+    has it): its index, the pool seats at its table and its deal."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def seats(self) -> tuple[int, ...]: ...
+
+    @property
+    def deal(self) -> int: ...
 
 __all__ = ["FolderLock", "check_saved_line", "read_checked_records"]
 

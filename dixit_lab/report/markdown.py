@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from dixit_lab.errors import ConfigError
+
 __all__ = ["experiment_of", "fmt", "html_text", "is_number", "markdown_table", "pct", "read_json",
            "read_yaml", "separated", "with_ci"]
 
@@ -74,7 +76,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as error:
-        raise ValueError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
     return data if isinstance(data, dict) else {}
 
 
@@ -86,7 +88,7 @@ def read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: not valid JSON ({error})") from None
+        raise ConfigError(f"{path}: not valid JSON ({error})") from None
     return data if isinstance(data, dict) else {}
 
 

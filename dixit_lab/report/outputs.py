@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from dixit_lab.atomic import atomic_write_text
+from dixit_lab.errors import ConfigError
 from dixit_lab.progress import stage
 from dixit_lab.records.files import find_records
 from dixit_lab.stats.game_stats import GameStats, batch_stats
@@ -49,9 +50,13 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     consistent), writing the ``rounds.parquet`` dataset on the way."""
     from dixit_lab.progress import progress
     from dixit_lab.records.batches import file_batches
-    from dixit_lab.run.parts import ROUNDS_DATASET, part_stem, replace_dataset
     from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
-    from dixit_lab.stats.round_table import write_round_table
+    from dixit_lab.stats.round_table import (
+        ROUNDS_DATASET,
+        part_stem,
+        replace_dataset,
+        write_round_table,
+    )
 
     staging = folder / f".{ROUNDS_DATASET}.new"
     shutil.rmtree(staging, ignore_errors=True)
@@ -101,7 +106,7 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
     if stats is None:
         stats = rebuild_stats(folder, games_path, show_progress)
     if not stats.games:
-        raise ValueError(f"{games_path} holds no games")
+        raise ConfigError(f"{games_path} holds no games")
 
     with stage("agents.csv, find_calibration.csv", show_progress):
         agents = agent_frame(stats).merge(find_rate_frame(stats), on="player", how="left")
@@ -131,10 +136,10 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
         try:
             summary = json.loads(old.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(f"{old}: not a JSON summary ({error}); delete it and run "
+            raise ConfigError(f"{old}: not a JSON summary ({error}); delete it and run "
                              f"`dixit-lab report` again") from None
         if not isinstance(summary, dict):
-            raise ValueError(f"{old}: not a JSON summary (a {type(summary).__name__}); "
+            raise ConfigError(f"{old}: not a JSON summary (a {type(summary).__name__}); "
                              f"delete it and run `dixit-lab report` again")
     summary.update(summary_dict(stats))
     if run is not None and run.played:  # a rerun that played nothing keeps the old timing

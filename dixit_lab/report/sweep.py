@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dixit_lab.atomic import atomic_write_text
+from dixit_lab.errors import ConfigError
 from dixit_lab.report.markdown import experiment_of, markdown_table, read_yaml, separated, with_ci
 from dixit_lab.report.outputs import write_tables
 from dixit_lab.report.plots import HATCHES, MARKERS, pyplot, save_figure, short_label
@@ -148,7 +149,7 @@ def write_sweep_report(sweep_dir: Path) -> Path:
     sweep = pd.read_csv(sweep_path)
     missing = {"point", "folder"} - set(sweep.columns)
     if missing:
-        raise ValueError(f"{sweep_path}: missing column(s) {', '.join(sorted(missing))}")
+        raise ConfigError(f"{sweep_path}: missing column(s) {', '.join(sorted(missing))}")
     paths = [c for c in sweep.columns if c not in ("point", "folder")]
     frames = []
     for _, row in sweep.iterrows():

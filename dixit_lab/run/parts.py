@@ -27,17 +27,12 @@ from dixit_lab.atomic import atomic_write, atomic_write_bytes, atomic_write_text
 from dixit_lab.records.batches import GameBatch
 from dixit_lab.records.files import RECORD_NAMES, compressor, find_records, records_name
 from dixit_lab.stats.game_stats import GameStats, batch_stats
+from dixit_lab.stats.round_table import ROUNDS_DATASET, part_stem, replace_dataset
 
-__all__ = ["ROUNDS_DATASET", "merge_parts", "part_stem", "save_part", "summarise_lines"]
+__all__ = ["merge_parts", "save_part", "summarise_lines"]
 
-#: the round table of a results folder: a Parquet dataset folder, one file per chunk
-ROUNDS_DATASET = "rounds.parquet"
 _PART = re.compile(r"^games-(\d+)-(\d+)\.(jsonl(?:\.zst)?)$")
 _CACHE: dict[str, object] = {}
-
-
-def part_stem(first: int, last: int) -> str:
-    return f"{first:07d}-{last:07d}"
 
 
 def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: Path | None,
@@ -154,20 +149,6 @@ def merge_parts(folder: Path, expected: int, records: str,
         os.replace(parts / f"rounds-{stem}.parquet", staging / f"part-{stem}.parquet")
     replace_dataset(staging, dataset)
     return total
-
-
-def replace_dataset(staging: Path, dataset: Path) -> None:
-    """Put the folder ``staging`` in the place of ``dataset`` (a folder or an older
-    single-file table), with at no moment neither of them there under a name readers use."""
-    if dataset.is_dir():
-        old = dataset.with_name(f".{dataset.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(dataset, old)
-        os.replace(staging, dataset)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        dataset.unlink(missing_ok=True)
-        os.replace(staging, dataset)
 
 
 def other_records(folder: Path, records: str) -> list[Path]:

@@ -26,17 +26,23 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
+from dixit_lab.errors import UserError
 from dixit_lab.run.tournament import GameSpec, TableSetup, play_chunk
 
-__all__ = ["INSTALL_HINT", "RayExecutor", "RayNotInstalled", "import_ray", "ray_session",
+__all__ = ["INSTALL_HINT", "RayExecutor", "RayNotInstalled", "RayRunError", "import_ray",
+           "ray_session",
            "run_chunks_ray"]
 
 INSTALL_HINT = 'pip install -e ".[ray]" (from the dixit_lab clone)'
 _IN_FLIGHT_PER_WORKER = 4
 
 
-class RayNotInstalled(RuntimeError):
+class RayNotInstalled(UserError, RuntimeError):
     """The ``ray`` executor was chosen but Ray is not installed."""
+
+
+class RayRunError(UserError, RuntimeError):
+    """The Ray cluster cannot be reached, or a chunk's worker kept dying."""
 
 
 def import_ray() -> Any:
@@ -130,7 +136,7 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as error:
-        raise RuntimeError(f"cannot reach the Ray cluster at {address} ({error}); start it "
+        raise RayRunError(f"cannot reach the Ray cluster at {address} ({error}); start it "
                            f"with `ray start --head` on the head node, or check --address"
                            ) from None
 
@@ -209,7 +215,7 @@ def run_chunks_ray(setup: TableSetup, chunks: Sequence[list[GameSpec]], *,
                         raise
                     except ray.exceptions.RayError as error:  # worker died max_retries + 1 times
                         games = [spec.index for spec in chunks[chunk_id]]
-                        raise RuntimeError(
+                        raise RayRunError(
                             f"ray executor: the chunk of games {games[0]}-{games[-1]} failed "
                             f"after {max_retries} retries: {type(error).__name__}: {error}"
                         ) from None

@@ -29,13 +29,20 @@ from dixit_lab.records.format import game_index
 from dixit_lab.records.integrity import FolderLock, check_saved_line
 from dixit_lab.run.deal_secret import run_secret
 from dixit_lab.run.executors import chunked, get_executor, run_chunks
-from dixit_lab.run.experiment import ConfigError, ExperimentConfig, expand_sweep
+from dixit_lab.run.experiment import (
+    ConfigError,
+    ExperimentConfig,
+    expand_sweep,
+    load_config,
+    read_yaml_file,
+)
 from dixit_lab.run.folder import DECK_PLAYED, deck_played
 from dixit_lab.run.parts import merge_parts, other_records, save_part
 from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games
 from dixit_lab.vlm.store import exchange_session
 
-__all__ = ["RunResult", "prepare_folder", "run_experiment", "run_sweep", "table_setup"]
+__all__ = ["RunResult", "prepare_folder", "run_experiment", "run_file", "run_sweep",
+           "table_setup"]
 
 _IGNORED_FOR_RESUME = ("executor", "out", "description", "engine", "records")
 
@@ -285,7 +292,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
             raise
     wall = time.perf_counter() - start
     if saved != len(specs):
-        raise RuntimeError(f"{folder}: {len(specs) - saved} games are missing after the "
+        raise ConfigError(f"{folder}: {len(specs) - saved} games are missing after the "
                            f"run; run the same command again")
     stats = None
     if missing or parts.is_dir():
@@ -337,3 +344,24 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
 
     write_sweep_report(folder)
     return folder
+
+
+def run_file(path: str | Path, out: str | Path | None = None, *, records: str | None = None,
+             executor: str | None = None, workers: int | None = None,
+             chunk_size: int | None = None, show_progress: bool = True,
+             address: str | None = None, exchanges: str | None = None) -> RunResult | Path:
+    """Run the config file at ``path``: its experiment (returns its :class:`RunResult`), or
+    every point of its sweep (returns the sweep folder). ``records`` overrides the config's
+    ``records``; the other options are :func:`run_experiment`'s."""
+    config = load_config(path)
+    if config.sweep:
+        data = read_yaml_file(path)
+        if records:
+            data["records"] = records
+        return run_sweep(data, str(path), out, executor=executor, workers=workers,
+                         show_progress=show_progress, address=address)
+    if records:
+        config = config.model_copy(update={"records": records})
+    return run_experiment(config, out, executor=executor, workers=workers,
+                          chunk_size=chunk_size, show_progress=show_progress, address=address,
+                          exchanges=exchanges)

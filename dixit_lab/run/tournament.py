@@ -20,6 +20,7 @@ from dixit_lab.core.seeding import deal_seed
 from dixit_lab.engine.game import play_game
 from dixit_lab.engine.seats import GameFailed, make_seat_agent, seat_info
 from dixit_lab.engine.trust import TRUSTED, Isolation
+from dixit_lab.errors import ConfigError
 
 __all__ = [
     "GameFailed",
@@ -98,20 +99,20 @@ class TableSetup:
 
         if self.untrusted:
             if self.engine == "batched":
-                raise ValueError("engine 'batched' was asked for, but a player has isolation: "
-                                 "process or sandbox; use engine: auto or reference")
+                raise ConfigError("engine 'batched' was asked for, but a player has isolation: "
+                                  "process or sandbox; use engine: auto or reference")
             return False
 
         unsupported = sorted({spec for spec in self.specs
                               if not batch_supported(make_agent(spec))})
         if not rules_supported(self.rules):
             if self.engine == "batched":
-                raise ValueError(f"engine 'batched' was asked for, but it does not play "
+                raise ConfigError(f"engine 'batched' was asked for, but it does not play "
                                  f"deck_exhausted={self.rules.deck_exhausted!r}; use engine: "
                                  f"auto or reference")
             return False
         if unsupported and self.engine == "batched":
-            raise ValueError(f"engine 'batched' was asked for, but {', '.join(unsupported)} "
+            raise ConfigError(f"engine 'batched' was asked for, but {', '.join(unsupported)} "
                              f"has no batched policy; use engine: auto or reference")
         return not unsupported
 
@@ -172,19 +173,19 @@ def schedule_games(kind: str, pool: int, table_size: int, games: int, seed: int)
     over a pool of ``pool`` seats."""
     if kind in ("rotation", "duplicate"):
         if pool != table_size:
-            raise ValueError(f"a {kind} schedule needs the pool ({pool}) to fill the table "
+            raise ConfigError(f"a {kind} schedule needs the pool ({pool}) to fill the table "
                              f"({table_size})")
         return Schedule(kind, table_size, games)
     if kind == "sampled":
         if pool < table_size:
-            raise ValueError(f"cannot seat {table_size} players from a pool of {pool}")
+            raise ConfigError(f"cannot seat {table_size} players from a pool of {pool}")
         rng = np.random.Generator(np.random.PCG64(
             np.random.SeedSequence(seed, spawn_key=(_SCHEDULE_STREAM,))))
         seats = np.empty((games, table_size), dtype=np.int32)
         for index in range(games):
             seats[index] = rng.permutation(pool)[:table_size]
         return Schedule(kind, table_size, games, seats)
-    raise ValueError(f"unknown schedule {kind!r}; allowed: rotation, duplicate, sampled")
+    raise ConfigError(f"unknown schedule {kind!r}; allowed: rotation, duplicate, sampled")
 
 
 class _AgentPool:
@@ -243,7 +244,7 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = Fals
             lines = play_batch(tables, setup.rules, deck, seeds, metas)
     except Exception as error:
         raise GameFailed(f"games {chunk[0].index}..{chunk[-1].index} (batched engine): "
-                         f"{type(error).__name__}: {error}") from None
+                         f"{type(error).__name__}: {error}") from error
     return [(game.index, line) for game, line in zip(chunk, lines, strict=True)], batch
 
 
@@ -277,6 +278,6 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
                                meta=meta)
         except Exception as error:
             raise GameFailed(f"game {spec.index} (players {meta['players']}): "
-                             f"{type(error).__name__}: {error}") from None
+                             f"{type(error).__name__}: {error}") from error
         out.append((spec.index, record.to_json()))
     return out

@@ -25,6 +25,7 @@ from dixit_lab.core.agent import (
     VoteView,
 )
 from dixit_lab.core.cards import Card
+from dixit_lab.errors import UserError
 from dixit_lab.vlm.client import Endpoint, complete
 from dixit_lab.vlm.images import data_url, image_ref
 from dixit_lab.vlm.parse import ReplyProblem, read_reply
@@ -36,7 +37,7 @@ __all__ = ["AgentSetupError", "ChatAgent"]
 _SEED_RANGE = 2**31
 
 
-class AgentSetupError(RuntimeError):
+class AgentSetupError(UserError, RuntimeError):
     """A model agent that cannot play this game at all (e.g. a deck without images)."""
 
 

@@ -101,7 +101,7 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
     except Exception as error:
         stop.set()
         raise GameFailed(f"game {spec.index} (players {players}): {type(error).__name__}: "
-                         f"{error}") from None
+                         f"{error}") from error
     finally:
         for agent in agents:
             close = getattr(agent, "close", None)

@@ -10,6 +10,8 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
+from dixit_lab.errors import UserError
+
 __all__ = ["add_commands", "cmd_play", "cmd_view"]
 
 _MISSING = ('the web pages need fastapi and uvicorn: pip install "dixit-lab[web]" '
@@ -22,7 +24,7 @@ def _web_modules() -> None:
         import fastapi  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as error:
-        raise RuntimeError(_MISSING.format(error=error)) from None
+        raise UserError(_MISSING.format(error=error)) from None
 
 
 def cmd_play(args: argparse.Namespace) -> int:

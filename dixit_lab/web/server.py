@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from dixit_lab.core.cards import Deck
+from dixit_lab.errors import UserError
 
 __all__ = ["BODY_LIMIT", "bind", "card_image", "loopback_hosts", "make_app", "page", "serve",
            "url_host"]
@@ -133,7 +134,8 @@ def card_image(deck: Deck, index: int) -> FileResponse:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket, or a ``RuntimeError`` naming the address that cannot be used."""
+    """A listening socket, or a :class:`~dixit_lab.errors.UserError` naming the address that
+    cannot be used."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -144,7 +146,7 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as error:
         sock.close()
-        raise RuntimeError(f"cannot listen on {host}:{port} ({error.strerror}); choose another "
+        raise UserError(f"cannot listen on {host}:{port} ({error.strerror}); choose another "
                       f"--port or --host") from None
     sock.listen(64)
     return sock

@@ -114,7 +114,7 @@ def config(agent_file: Path, isolated: bool, executor: str) -> dict:
 
 
 def test_outside_agents_by_import_string_in_the_process_pool_replay_identically(tmp_path):
-    from dixit_lab.cli import main
+    from dixit_lab.cli.main import main
     from dixit_lab.run.experiment import parse_config
     from dixit_lab.run.runner import run_experiment
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.core.agent import make_agent
 from dixit_lab.core.cards import load_deck
 from dixit_lab.core.rules import get_rules

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.core.cards import load_deck
 from dixit_lab.records.format import read_jsonl
 from dixit_lab.report.bench_export import export_bench, tier_of

@@ -15,7 +15,7 @@ from tests.optional import import_or_skip
 
 ray = import_or_skip("ray")
 
-from dixit_lab.cli import main  # noqa: E402
+from dixit_lab.cli.main import main  # noqa: E402
 from dixit_lab.core.rules import get_rules  # noqa: E402
 from dixit_lab.run.executors import chunked, run_chunks  # noqa: E402
 from dixit_lab.run.experiment import parse_config  # noqa: E402

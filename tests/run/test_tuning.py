@@ -8,7 +8,7 @@ import json
 import pytest
 from PIL import Image
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.run.experiment import ConfigError
 from dixit_lab.run.tuning import grid_values, tune
 

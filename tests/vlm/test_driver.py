@@ -10,7 +10,7 @@ import socket
 import pandas as pd
 import pytest
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 from dixit_lab.core.agent import make_agent
 from dixit_lab.core.cards import load_deck
 from dixit_lab.core.seeding import deal_seed

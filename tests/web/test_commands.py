@@ -14,7 +14,7 @@ import yaml
 pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
 httpx = pytest.importorskip("httpx", reason="the test talks to the server with httpx")
 
-from dixit_lab.cli import main  # noqa: E402
+from dixit_lab.cli.main import main  # noqa: E402
 from dixit_lab.records.format import read_jsonl  # noqa: E402
 from tests.web_support import config_data, legal_move  # noqa: E402
 

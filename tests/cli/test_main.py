@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dixit_lab.cli import main
+import pytest
+
+from dixit_lab.cli.main import main
 from dixit_lab.records.format import read_jsonl
 
 
@@ -87,7 +89,7 @@ def test_simulate_default_deck_serves_embedding_agents_and_zero_games(capsys):
 
 
 def test_agents_shows_whole_first_paragraphs_in_plain_text(capsys):
-    from dixit_lab.cli import _first_paragraph
+    from dixit_lab.cli.agents import _first_paragraph
 
     assert _first_paragraph("""Uses :class:`Foo` and ``bar``,
         across two lines.
@@ -139,3 +141,28 @@ def test_embed_without_the_model_is_a_clear_error(monkeypatch, capsys, tmp_path)
     assert main(["embed", "--deck", "dreams", "--embedder", "conse", "--out", str(tmp_path)]) == 2
     assert "torch" in capsys.readouterr().err
     assert not list(tmp_path.rglob("*.npz"))
+
+
+def test_a_bug_keeps_its_traceback_and_a_users_error_is_one_line(monkeypatch, capsys):
+    """Only a user's mistake (a UserError, a file that cannot be read) is one line; any other
+    exception is a bug and reaches the user with its traceback. --traceback shows a user
+    error's too."""
+    import dixit_lab.cli.agents as agents_command
+    from dixit_lab.errors import UserError
+
+    def broken(args):
+        raise ValueError("a bug in the harness")
+
+    monkeypatch.setattr(agents_command, "cmd_agents", broken)
+    with pytest.raises(ValueError, match="a bug in the harness"):
+        main(["agents"])
+
+    def refused(args):
+        raise UserError("players.1.agent: unknown agent 'literl'")
+
+    monkeypatch.setattr(agents_command, "cmd_agents", refused)
+    assert main(["agents"]) == 2
+    assert capsys.readouterr().err == ("dixit-lab agents: error: players.1.agent: unknown agent "
+                                       "'literl'\n")
+    with pytest.raises(UserError):
+        main(["--traceback", "agents"])
