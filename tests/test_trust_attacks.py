@@ -214,6 +214,26 @@ def test_floods_are_bounded(tmp_path):
                for f in result.faults("cpu")), result.faults("cpu")
 
 
+def test_in_a_process_the_cpu_budget_holds_and_the_limits_a_player_gives(tmp_path):
+    """``isolation: process`` promises the CPU budget always, and the memory and file limits
+    when the player gives ``limits:`` (docs/security.md); not the process limit."""
+    target = str(tmp_path / "canary" / "canary-results")
+    players = [{**spy("memory", "floods:FloodSpy", kind="memory", gib=2), "isolation": "process",
+                "limits": {"memory_mb": 1024}},
+               {**spy("file", "floods:FloodSpy", kind="file", target=target),
+                "isolation": "process", "limits": {"file_mb": 16}},
+               {**spy("cpu", "floods:FloodSpy", kind="cpu", pause=0.3), "isolation": "process",
+                "limits": {"cpu_seconds": 1}},
+               RANDOM]
+    result = run(tmp_path, players, games=1, max_rounds=None, timeout=90)
+    assert result.code == 0, result.stderr
+    assert all(r["bytes"] == 0 for r in result.reports("memory"))  # MemoryError, not 2 GiB
+    files = result.reports("file")
+    assert files and all(0 < r["bytes"] <= 16 << 20 for r in files), files  # not 256 MiB
+    assert any(f["kind"] in ("timeout", "crashed") and "CPU" in f["message"]
+               for f in result.faults("cpu")), result.faults("cpu")
+
+
 def test_no_grandchild_outlives_its_game(tmp_path):
     needs_sandbox()
     result = run(tmp_path, [sandboxed(spy("orphan", "reach:OrphanSpy", seconds=60)), RANDOM,
