@@ -73,11 +73,12 @@ class Run:
         return hits, votes
 
 
-def run(tmp_path: Path, players: list[dict[str, Any]], *, games: int = 2, seed: int = 0,
-        schedule: str = "rotation", max_rounds: int | None = 6, timeout: float = 120,
-        **config: Any) -> Run:
-    """``dixit-lab run`` of these players (4 seats, numbered cards) in a subprocess (without
-    the tables: ``tests/hostile/engine.py``)."""
+def start(tmp_path: Path, players: list[dict[str, Any]], *, games: int = 2, seed: int = 0,
+          schedule: str = "rotation", max_rounds: int | None = 6, **config: Any
+          ) -> tuple[subprocess.Popen[str], Path, Path]:
+    """``dixit-lab run`` of these players (4 seats, numbered cards) started in a subprocess
+    (without the tables: ``tests/hostile/engine.py``): the process, its results folder and
+    the file of the hostile module's imports."""
     home = tmp_path / "canary"
     home.mkdir(exist_ok=True)
     folder = home / "canary-results"
@@ -95,17 +96,24 @@ def run(tmp_path: Path, players: list[dict[str, Any]], *, games: int = 2, seed: 
     marks = home / "imports.txt"
     env = {**os.environ, **SECRETS, "PYTHONPATH": str(ROOT), "DIXIT_LAB_PROGRESS": "off",
            "DIXIT_TEST_IMPORTS": str(marks)}
-    start = time.monotonic()
     process = subprocess.Popen([sys.executable, "-m", "tests.hostile.engine", str(path),
                                 str(folder)], cwd=home, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return process, folder, marks
+
+
+def run(tmp_path: Path, players: list[dict[str, Any]], *, timeout: float = 120,
+        **config: Any) -> Run:
+    """``dixit-lab run`` of these players (see :func:`start`), to its end."""
+    began = time.monotonic()
+    process, folder, marks = start(tmp_path, players, **config)
     try:
         _, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         process.kill()
         _, stderr = process.communicate()
         pytest.fail(f"the engine hung for {timeout} s: {stderr[-2000:]}")
-    seconds = time.monotonic() - start
+    seconds = time.monotonic() - began
     games_file = folder / "games.jsonl"
     records = [json.loads(line) for line in games_file.read_text().splitlines()
                if line.strip()] if games_file.is_file() else []
@@ -249,6 +257,77 @@ def test_no_grandchild_outlives_its_game(tmp_path):
         except OSError:
             continue
     assert left == []
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` (by their parents in /proc)."""
+    parents: dict[int, int] = {}
+    for entry in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("PPid:"):
+                parents[int(entry)] = int(line.split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _threads(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines()
+                 if line.startswith("Threads:")), 0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie is dead, waiting for its reaper
+
+
+@pytest.mark.parametrize("mode", ["sandbox", "process"])
+def test_every_seat_dies_with_the_engine(tmp_path, mode):
+    """The engine killed (SIGKILL, no cleanup) while a seat is stuck in a decision it never
+    ends (it would not notice the engine's end): its seats' processes (bubblewrap, the
+    template, the game processes; a process child) die with it."""
+    if mode == "sandbox":
+        needs_sandbox()
+    players = [{**spy("deaf", "floods:DeafSpy"), "isolation": mode, "decision_timeout": 120},
+               {**RANDOM, "isolation": mode}, RANDOM, RANDOM]
+    process, _, _ = start(tmp_path, players, games=4)
+    try:
+        seats: set[int] = set()
+        stuck: set[int] = set()  # the deaf seat's process: two threads, one never returns
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and process.poll() is None:
+            seats |= _descendants(process.pid)
+            now = {pid for pid in seats if _threads(pid) >= 2}
+            if now & stuck:  # stuck for two looks in a row
+                break
+            stuck = now
+            time.sleep(0.5)
+        assert process.poll() is None and stuck, "the deaf seat never got stuck"
+        seats |= _descendants(process.pid)
+    finally:
+        process.kill()
+        process.wait()
+        for pipe in (process.stdout, process.stderr):  # a seat left alive would hold them
+            if pipe is not None:
+                pipe.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(pid) for pid in seats):
+        time.sleep(0.1)
+    assert [pid for pid in seats if _alive(pid)] == []
 
 
 # -- time: slow hooks, a child that stops reading -------------------------------------------------
