@@ -38,6 +38,7 @@ class HumanAgent(Agent):
     recorded decisions of its results folder."""
 
     person: ClassVar[bool] = True  # an untrusted seat: its run deals from a secret
+    writes_free_text = True  # a person types any clue
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)

@@ -80,6 +80,11 @@ class PragmaticAgent(ModelStoryteller):
     def policy(self, on: Backend) -> PragmaticPolicy:
         return PragmaticPolicy(self, on)
 
+    def batch_policy(self) -> PragmaticPolicy:
+        """The same decisions over many games at once (dixit_lab.engine.batched): its own, for it
+        overrides ``vote``."""
+        return PragmaticPolicy(self, MANY)
+
     def vote(self, view: VoteView) -> int:
         clue = self.clue_id(view.clue)
         if clue is None:  # a clue outside the bank: vote on similarity, like literal

@@ -20,8 +20,8 @@ def _module_available(name: str) -> bool:
 
 
 @pytest.mark.skipif(not _module_available("mypy"), reason="mypy is not installed ([dev])")
-def test_mypy_finds_no_type_errors_in_the_package():
-    result = subprocess.run([sys.executable, "-m", "mypy", "dixit_lab"], cwd=ROOT,
+def test_mypy_finds_no_type_errors_in_the_package_and_the_built_in_agents():
+    result = subprocess.run([sys.executable, "-m", "mypy", "dixit_lab", "agents"], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:]
 

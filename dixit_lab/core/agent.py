@@ -40,6 +40,7 @@ __all__ = [
     "get_agent_class",
     "make_agent",
     "register_agent",
+    "seat_names",
 ]
 
 
@@ -103,19 +104,36 @@ class VoteView(NamedTuple):
     history: tuple[PublicRound, ...]
 
 
+def seat_names(n_players: int) -> tuple[str, ...]:
+    """The public names of a table whose players have none: ``seat 0``, ``seat 1`` ..."""
+    return tuple(f"seat {seat}" for seat in range(n_players))
+
+
 class GameContext:
     """What an agent learns at the start of a game: its seat, the table, the rules, the deck,
-    the table's agent names, and its own randomness: ``uniforms``, a counter-based stream of
-    uniform numbers (what the built-in agents draw from, so that the batched engine can
-    reproduce them), and ``rng``, a numpy ``Generator`` for any other use.
+    the players' public names by seat (``players``), and its own randomness: ``uniforms``, a
+    counter-based stream of uniform numbers (what the built-in agents draw from, so that the
+    batched engine can reproduce them), and ``rng``, a numpy ``Generator`` for any other use.
 
     A context holds nothing that leads to another seat's cards or streams, the deck order or
     the display order: both streams come from the seat's base alone, a one-way hash of the game
     key (see :mod:`dixit_lab.core.seeding`), and ``rules`` and ``deck`` are this seat's own copies
-    of immutable values."""
+    of immutable values. Nor does it say how another seat thinks: a player is its public name
+    (the config's ``name``, else ``player <k>``, its place in the config), never its agent spec,
+    parameters, embedder or temperature."""
 
-    __slots__ = ("_base", "_first", "_rng", "_uniforms", "agents", "deck", "n_players", "rules",
-                 "seat")
+    __slots__ = (
+        "_base",
+        "_first",
+        "_rng",
+        "_uniforms",
+        "_unperceived",
+        "deck",
+        "n_players",
+        "players",
+        "rules",
+        "seat",
+    )
 
     def __init__(
         self,
@@ -123,7 +141,7 @@ class GameContext:
         n_players: int,
         rules: RuleSet,
         deck: Deck,
-        agents: tuple[str, ...],
+        players: tuple[str, ...] | None = None,
         stream_base: int = 0,
         first_block: list[float] | None = None,
     ) -> None:
@@ -131,11 +149,33 @@ class GameContext:
         self.n_players = n_players
         self.rules = rules
         self.deck = deck
-        self.agents = tuple(agents)
+        self.players = tuple(players) if players is not None else seat_names(n_players)
         self._base = int(stream_base)
         self._first = first_block
         self._rng: np.random.Generator | None = None
         self._uniforms: CounterStream | None = None
+        self._unperceived: set[str] = set()
+
+    def cannot_perceive(self, clue: str) -> None:
+        """Say that this seat cannot perceive ``clue`` (a text outside its clue bank, with no
+        model here to embed it): the engine records the seat in the ``unperceived`` field of
+        every round of this game with that clue, and ``agents.csv`` and ``report.md`` count
+        them. Nothing an agent says here changes the game."""
+        if isinstance(clue, str) and len(self._unperceived) < 10_000:
+            self._unperceived.add(clue)
+
+    def perceived(self, clue: str) -> bool:
+        """False if this seat said it cannot perceive ``clue`` (:meth:`cannot_perceive`)."""
+        return clue not in self._unperceived
+
+    def unperceived_clues(self) -> frozenset[str]:
+        """Every clue this seat said it cannot perceive in this game."""
+        return frozenset(self._unperceived)
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """The players' public names (the name ``players`` had before; never their specs)."""
+        return self.players
 
     @property
     def rng(self) -> np.random.Generator:
@@ -154,7 +194,7 @@ class GameContext:
 
     def to_state(self) -> tuple[Any, ...]:
         """Everything the context holds, as plain values (for an agent in another process)."""
-        return (self.seat, self.n_players, self.rules, self.deck, self.agents, self._base)
+        return (self.seat, self.n_players, self.rules, self.deck, self.players, self._base)
 
     @classmethod
     def from_state(cls, state: tuple[Any, ...]) -> GameContext:
@@ -169,6 +209,9 @@ class Agent:
     """
 
     name: ClassVar[str] = "agent"
+    #: whether its clues are free text, outside any clue bank (a person, a language model):
+    #: a config that seats it with listeners who cannot perceive such text is refused
+    writes_free_text: ClassVar[bool] = False
     spec: str
     context: GameContext
 

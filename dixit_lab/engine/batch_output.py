@@ -144,7 +144,8 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
         hands=pa.ListArray.from_arrays(
             pa.array(np.arange(0, r * hand.shape[1] + 1, hand.shape[1], dtype=np.int32)
                      if r else np.zeros(1, np.int32)),
-            pa.array(hand.ravel())))
+            pa.array(hand.ravel())),
+        unperceived=np.zeros((r, n), dtype=np.int64))  # every clue is of the table's bank
 
 
 def _concat(columns: list[Any], size: int) -> np.ndarray:

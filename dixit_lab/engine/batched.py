@@ -34,8 +34,8 @@ from dixit_lab.core.seeding import (
 from dixit_lab.engine.batch_output import columns, json_lines
 from dixit_lab.records.batches import GameBatch
 
-__all__ = ["BatchPolicy", "Draws", "batch_supported", "play_batch", "rules_supported",
-           "score_batch"]
+__all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "batch_blocker", "batch_supported",
+           "play_batch", "rules_supported", "score_batch"]
 
 
 class Draws:
@@ -81,9 +81,43 @@ class BatchPolicy(Protocol):
         ...
 
 
+#: the methods through which a game reaches an agent: a batch policy plays them all
+DECISION_METHODS: tuple[str, ...] = ("begin_game", "tell", "submit", "vote", "observe")
+
+
+def batch_blocker(agent: Agent) -> str | None:
+    """Why the batched engine may not play ``agent`` (None: it may).
+
+    The rule: a batch policy speaks for the class that defines ``batch_policy`` (the first
+    in the agent's MRO whose body names it) and for its bases, never for a subclass. So that
+    class must be the most-derived definer of every decision method
+    (:data:`DECISION_METHODS`): a subclass that overrides ``tell``, ``submit``, ``vote``,
+    ``begin_game`` or ``observe`` without defining ``batch_policy`` itself plays on the
+    reference engine (a subclass that vouches for its policy defines ``batch_policy``, and
+    ``dixit_lab.testing.check_batch_policy`` checks it). ``batch_policy = None`` in a class,
+    or on an instance, says it has none."""
+    cls, mro = type(agent), type(agent).__mro__
+    own = getattr(agent, "__dict__", {})
+    if "batch_policy" in own:  # set on the instance: it speaks for the instance
+        return None if callable(own["batch_policy"]) else \
+            f"{cls.__name__} has no batched policy (with these parameters)"
+    owner = next((klass for klass in mro if "batch_policy" in vars(klass)), None)
+    if owner is None or not callable(getattr(agent, "batch_policy", None)):
+        return f"{cls.__name__} has no batched policy"
+    for method in DECISION_METHODS:
+        if method in own:
+            return (f"{cls.__name__} replaces {method} on this instance, which the batched "
+                    f"policy of {owner.__name__} does not play")
+        definer = next(klass for klass in mro if method in vars(klass))
+        if mro.index(definer) < mro.index(owner):
+            return (f"{definer.__name__} overrides {method}, which the batched policy of "
+                    f"{owner.__name__} does not play")
+    return None
+
+
 def batch_supported(agent: Agent) -> bool:
-    """True if the agent declares a batched policy (``batch_policy()``)."""
-    return callable(getattr(agent, "batch_policy", None))
+    """True if the batched engine plays the agent's own decisions (:func:`batch_blocker`)."""
+    return batch_blocker(agent) is None
 
 
 def rules_supported(rules: RuleSet) -> bool:
@@ -108,12 +142,13 @@ def _policies(agents: Sequence[Agent], n: int, rules: RuleSet, deck: Deck
     policies = []
     for agent in agents:
         name = getattr(agent, "spec", None) or agent.name
-        if not batch_supported(agent):
-            raise ValueError(f"agent {name!r} has no batched policy; use the reference engine")
+        blocker = batch_blocker(agent)
+        if blocker is not None:
+            raise ValueError(f"agent {name!r}: {blocker}; use the reference engine")
         cache = agent.__dict__.setdefault("_batch_policies", {})
         key = (n, rules, deck.name, len(deck))
         if key not in cache:  # prepared once per agent instance and table shape
-            agent.begin_game(GameContext(0, n, rules, deck, (name,) * n))
+            agent.begin_game(GameContext(0, n, rules, deck))
             cache[key] = agent.batch_policy()  # type: ignore[attr-defined]
         policies.append(cache[key])
     # one clue list for the table: the embedding agents' bank, or the policies' own words

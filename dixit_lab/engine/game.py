@@ -31,6 +31,7 @@ from dixit_lab.core.agent import (
     SubmitView,
     TellView,
     VoteView,
+    seat_names,
 )
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import IllegalAction, RuleSet, round_points
@@ -101,6 +102,7 @@ def play_game(
     *,
     on_illegal: OnIllegal = "raise",
     meta: dict[str, Any] | None = None,
+    players: Sequence[str] | None = None,
 ) -> GameRecord:
     """Play one game and return its record. Same inputs, same record, on every machine.
 
@@ -109,10 +111,13 @@ def play_game(
     of its methods (``begin_game`` and ``observe`` included), raises :class:`IllegalAction`
     naming the seat, agent, round and action; with ``"fallback"`` the fault is recorded in the
     round and, for an action, a legal action drawn from the seat's fallback stream replaces it.
+    ``players`` are the public names the agents know each other by (default ``seat 0`` ...;
+    the record keeps the specs).
     """
     agents = list(agents)
     names = tuple(getattr(agent, "spec", None) or agent.name for agent in agents)
-    game = GameSteps(names, rules, deck, seed, on_illegal=on_illegal, meta=meta)
+    game = GameSteps(names, rules, deck, seed, on_illegal=on_illegal, meta=meta,
+                     players=players)
     for seat, agent in enumerate(agents):
         try:
             agent.begin_game(game.context(seat))
@@ -155,11 +160,13 @@ class GameSteps:
     be answered with one answer per decision (a :class:`Clue`, a list of card indices, a
     display position, or a :class:`Failure`); a :class:`PublicRound`, the reveal of the round
     just scored, answered with ``None``; and ``None`` once the game is over, when ``record``
-    holds its :class:`GameRecord`.
+    holds its :class:`GameRecord`. ``names`` (the agents' specs) go into the record;
+    ``players``, the public names of the seats (default ``seat 0`` ...), into the contexts.
     """
 
     def __init__(self, names: Sequence[str], rules: RuleSet, deck: Deck, seed: GameSeed, *,
-                 on_illegal: OnIllegal = "raise", meta: dict[str, Any] | None = None) -> None:
+                 on_illegal: OnIllegal = "raise", meta: dict[str, Any] | None = None,
+                 players: Sequence[str] | None = None) -> None:
         if on_illegal not in ("raise", "fallback"):
             raise ValueError(f"on_illegal must be 'raise' or 'fallback', got {on_illegal!r}")
         n = len(names)
@@ -179,9 +186,14 @@ class GameSteps:
         bases = seat_bases(self.key, n)
         firsts = first_blocks(bases)
         # each seat gets its own copies of the rules and the deck: nothing it can change for
-        # the others, and nothing of the engine
+        # the others, and nothing of the engine; the others are their public names (the
+        # record's ``names`` are specs: how a seat thinks is not public)
+        public = tuple(str(name) for name in players) if players is not None else \
+            seat_names(n)
+        if len(public) != n:
+            raise ValueError(f"{len(public)} public names for {n} players")
         self._contexts = tuple(
-            GameContext(seat, n, copy.copy(rules), copy.copy(deck), self.names, bases[seat],
+            GameContext(seat, n, copy.copy(rules), copy.copy(deck), public, bases[seat],
                         firsts[seat]) for seat in range(n))
         self.display_base = np.uint64(stream_base_int(*self.key, Streams.DISPLAY))
         self.permutations: list[list[int]] = []
@@ -298,6 +310,10 @@ class GameSteps:
             if self.faults:  # faults of the agents' ``observe`` of this round
                 record = record.with_faults(tuple(self.faults))
             self.faults = []
+            unheard = tuple(seat for seat, context in enumerate(self._contexts)
+                            if seat != storyteller and not context.perceived(record.clue))
+            if unheard:  # seats that could not perceive the clue (counted in agents.csv)
+                record = record.with_unperceived(unheard)
             rounds.append(record)
             discard.extend(record.display)
             if rules.target_score is not None and max(scores) >= rules.target_score:

@@ -44,6 +44,8 @@ __all__ = ["IsolatedAgent", "isolated_info", "isolated_spec"]
 _START_TIMEOUT = 120.0     # seconds for a child to import its agent and answer "make"
 _CHILDREN: weakref.WeakSet[_ProcessChild] = weakref.WeakSet()
 _THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+_MAX_UNPERCEIVED = 16      # clue texts a reply may say its agent could not perceive
+_MAX_CLUE_TEXT = 4096      # characters of each
 
 
 class _ChildGone(Exception):
@@ -284,6 +286,7 @@ class IsolatedAgent(Agent):
         self._cpu_at_begin: float | None = None
         self._games = 0
         self._finalizer = weakref.finalize(self, IsolatedAgent._release, [None, None])
+        self._context: GameContext | None = None
 
     @staticmethod
     def _release(held: list[Any]) -> None:
@@ -347,6 +350,7 @@ class IsolatedAgent(Agent):
             child.stop()
             self._child, self._stopped = None, gone.kind
             raise AgentFailure(gone.kind, str(gone)) from None
+        self._heard(reply.get("unperceived"))
         if "error" in reply:
             kind, message = reply["error"]
             raise AgentFailure("raised", f"the agent raised {kind}: {message}")
@@ -368,10 +372,19 @@ class IsolatedAgent(Agent):
                                         f" s of CPU in this game, over its CPU budget of "
                                         f"{budget:g} s (limits.cpu_seconds); it was stopped")
 
+    def _heard(self, texts: Any) -> None:
+        """Pass on the clues the child's agent said it cannot perceive (plain strings, a few
+        at a time: anything else is ignored) to this game's context."""
+        if isinstance(texts, list) and self._context is not None:
+            for text in texts[:_MAX_UNPERCEIVED]:
+                if isinstance(text, str) and len(text) <= _MAX_CLUE_TEXT:
+                    self._context.cannot_perceive(text)
+
     # -- the agent API -----------------------------------------------------------------------
 
     def begin_game(self, context: GameContext) -> None:
         self._stopped = None  # a new game: a child that died is started again
+        self._context = context
         self._games += 1
         fresh_each_game = self.isolation.mode == "sandbox" and not self.isolation.forgets
         if self._child is not None and (fresh_each_game or self._child.owner != os.getpid()):

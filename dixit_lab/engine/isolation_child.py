@@ -49,6 +49,8 @@ def serve(read_fd: int, write_fd: int, decks: dict[str, Any] | None = None,
     decks = {} if decks is None else decks
     prepared = {} if prepared is None else prepared
     agent: Agent | None = None
+    context: GameContext | None = None
+    told: set[str] = set()  # the clues this game's context already said it cannot perceive
     while True:
         frame = read_frame(read_fd)
         if frame is None:
@@ -69,8 +71,9 @@ def serve(read_fd: int, write_fd: int, decks: dict[str, Any] | None = None,
                 raise RuntimeError("no agent")
             elif command == "begin":
                 seat, n_players, rules, deck_key, agents, base = payload
-                agent.begin_game(GameContext(seat, n_players, rules, decks[deck_key], agents,
-                                             base))
+                context, told = GameContext(seat, n_players, rules, decks[deck_key], agents,
+                                            base), set()
+                agent.begin_game(context)
                 reply = {"ok": None}
             elif command == "observe":
                 agent.observe(payload)
@@ -81,6 +84,11 @@ def serve(read_fd: int, write_fd: int, decks: dict[str, Any] | None = None,
                 raise RuntimeError(f"unknown command {command!r}")
         except Exception as error:
             reply = {"error": [type(error).__name__, str(error)]}
+        if context is not None:  # what the agent said it cannot perceive, once each
+            new = sorted(context.unperceived_clues() - told)
+            if new:
+                told.update(new)
+                reply["unperceived"] = new
         write_frame(write_fd, json.dumps(reply).encode())
 
 

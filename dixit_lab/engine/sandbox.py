@@ -134,9 +134,7 @@ def _runtime_paths() -> list[Path]:
         if path.name in ("site-packages", "dist-packages") or any(
                 path.is_relative_to(prefix) for prefix in prefixes):
             paths.add(path)
-    import dixit_lab
-
-    paths.update(Path(p) for p in dixit_lab.__path__)
+    paths.add(Path(__file__).resolve().parent.parent)  # this package (dixit_lab/)
     spec = importlib.util.find_spec("dixit_lab_agents")  # a top-level name: nothing imported
     if spec is not None and spec.submodule_search_locations:
         paths.update(Path(p) for p in spec.submodule_search_locations)

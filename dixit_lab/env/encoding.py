@@ -171,7 +171,8 @@ class Encoder:
         self.size = self.layout.size
         self.card_vectors = space.card_vectors
         self._clue_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._warned: set[str] = set()
+        #: the clues outside the bank that could not be embedded (their features are zeros)
+        self.unperceived: set[str] = set()
         pass_only = np.zeros(self.actions.size, dtype=np.int8)
         pass_only[0] = 1
         pass_only.flags.writeable = False
@@ -208,8 +209,8 @@ class Encoder:
             try:
                 cached = (self.space.text_vector(text), self.space.text_similarity(text))
             except (KeyError, ModelUnavailableError) as error:
-                if text not in self._warned:
-                    self._warned.add(text)
+                if text not in self.unperceived:
+                    self.unperceived.add(text)
                     warnings.warn(f"dixit_lab.env: cannot embed clue {text!r} ({error}); "
                                   f"its features are zeros", stacklevel=2)
                 cached = (np.zeros(self.dim, dtype=np.float32),

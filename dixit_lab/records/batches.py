@@ -44,7 +44,8 @@ def _schema() -> pa.Schema:
     round_type = pa.struct([
         ("storyteller", pa.int64()), ("clue", pa.string()), ("storyteller_card", pa.int64()),
         ("display", ints), ("card_owner", ints), ("votes", ints), ("points", ints),
-        ("scores", ints), ("storyteller_hand", ints), ("faults", pa.list_(fault))])
+        ("scores", ints), ("storyteller_hand", ints), ("faults", pa.list_(fault)),
+        ("unperceived", ints)])
     meta = pa.struct([("game", pa.int64()), ("players", pa.list_(pa.string()))])
     return pa.schema([
         ("rules", pa.string()), ("agents", pa.list_(pa.string())), ("deck", pa.string()),
@@ -91,6 +92,7 @@ class GameBatch:
     fault_seat: np.ndarray    # (F,) its seat
     fault_kinds: Any          # (F,) pyarrow strings: its kind
     hands: Any                # (R,) pyarrow list of the storyteller's hand
+    unperceived: np.ndarray   # (R, n) 1 if the seat could not perceive the round's clue
 
     @property
     def games(self) -> int:
@@ -202,6 +204,14 @@ def _from_table(table: pa.Table, record_index: np.ndarray, rule_options: list[st
     fault_seat = _ints(fault_structs.field("seat"), 0)
     faults = np.bincount(fault_round * n + fault_seat, minlength=r * n).reshape(r, n) \
         if len(fault_round) else np.zeros((r, n), dtype=np.int64)
+    unheard_list = flat.field("unperceived")
+    unheard_round = np.asarray(unheard_list.value_parent_indices(), dtype=np.int64)
+    unheard_seat = _ints(unheard_list.flatten(), 0)
+    if np.any((unheard_seat < 0) | (unheard_seat >= max(n, 1))):
+        raise ConfigError("a round's unperceived names a seat the game does not have")
+    unperceived = np.minimum(np.bincount(unheard_round * n + unheard_seat,
+                                         minlength=r * n), 1).reshape(r, n) \
+        if len(unheard_round) else np.zeros((r, n), dtype=np.int64)
     winners = table.column("winners").combine_chunks()
     finals = table.column("final_scores").combine_chunks()
     if np.any(pc.list_value_length(finals).to_numpy(zero_copy_only=False) != n):
@@ -220,7 +230,8 @@ def _from_table(table: pa.Table, record_index: np.ndarray, rule_options: list[st
         votes=matrix("votes", n), points=matrix("points", n), scores=matrix("scores", n),
         faults=faults,
         fault_round=fault_round, fault_seat=fault_seat,
-        fault_kinds=fault_structs.field("kind"), hands=flat.field("storyteller_hand"))
+        fault_kinds=fault_structs.field("kind"), hands=flat.field("storyteller_hand"),
+        unperceived=unperceived)
 
 
 def _display_sizes(rounds: Any, sizes: np.ndarray) -> np.ndarray:

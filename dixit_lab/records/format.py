@@ -60,7 +60,8 @@ class Fault:
 
 #: The fields of a round record, in the order a JSON line holds them, and their JSON kind
 #: (``int``, ``str`` or ``ints``, a list of ints or nulls); ``faults`` follows when there are
-#: any. The one definition of the format: ``RoundRecord.to_dict`` and the batched engine's
+#: any, then ``unperceived`` (the seats that could not perceive the clue) when there are any.
+#: The one definition of the format: ``RoundRecord.to_dict`` and the batched engine's
 #: vectorised writer (:func:`round_json_keys`) both follow it.
 ROUND_FIELDS: tuple[tuple[str, str], ...] = (
     ("storyteller", "int"), ("clue", "str"), ("storyteller_card", "int"), ("display", "ints"),
@@ -107,7 +108,9 @@ def game_index(line: str) -> int:
 class RoundRecord:
     """One round. ``points`` are this round's points; ``scores`` the totals after it.
     ``storyteller_hand`` is the storyteller's hand when it told (for analysis: it was never
-    shown to another seat)."""
+    shown to another seat). ``unperceived``: the seats that said they could not perceive the
+    clue (outside their clue bank, with no model to embed it; see
+    :meth:`~dixit_lab.core.agent.GameContext.cannot_perceive`)."""
 
     storyteller: int
     clue: str
@@ -119,6 +122,7 @@ class RoundRecord:
     scores: tuple[int, ...]
     faults: tuple[Fault, ...] = ()
     storyteller_hand: tuple[int, ...] = ()
+    unperceived: tuple[int, ...] = ()
 
     @property
     def finders(self) -> tuple[int, ...]:
@@ -134,11 +138,17 @@ class RoundRecord:
                                 else getattr(self, name) for name, kind in ROUND_FIELDS}
         if self.faults:
             data["faults"] = [fault.to_dict() for fault in self.faults]
+        if self.unperceived:
+            data["unperceived"] = list(self.unperceived)
         return data
 
     def with_faults(self, faults: tuple[Fault, ...]) -> RoundRecord:
         """This round with ``faults`` added after its own."""
         return dataclasses.replace(self, faults=self.faults + faults)
+
+    def with_unperceived(self, seats: tuple[int, ...]) -> RoundRecord:
+        """This round with ``seats`` as the seats that could not perceive its clue."""
+        return dataclasses.replace(self, unperceived=seats)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RoundRecord:
@@ -153,6 +163,7 @@ class RoundRecord:
             scores=tuple(data["scores"]),
             faults=tuple(Fault(**fault) for fault in data.get("faults", ())),
             storyteller_hand=tuple(data.get("storyteller_hand", ())),
+            unperceived=tuple(data.get("unperceived", ())),
         )
 
 

@@ -142,6 +142,12 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
             raise ConfigError(f"{old}: not a JSON summary (a {type(summary).__name__}); "
                              f"delete it and run `dixit-lab report` again")
     summary.update(summary_dict(stats))
+    if summary["unperceived_clues"]:  # said where the run is watched, not only in the report
+        import sys
+
+        print(f"{folder}: {summary['unperceived_clues']} clue(s) could not be perceived by an "
+              f"agent (outside its clue bank, with no text model here to embed them): see "
+              f"report.md and the unperceived_clues column of agents.csv", file=sys.stderr)
     if run is not None and run.played:  # a rerun that played nothing keeps the old timing
         summary.update({
             "wall_seconds": round(run.wall_seconds, 3),

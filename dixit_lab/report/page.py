@@ -74,13 +74,33 @@ def _run_lines(agents: pd.DataFrame, summary: dict[str, Any], config: dict[str, 
         timing.append(f"{summary['games_per_second']:.1f} games/s")
     if summary.get("workers"):
         timing.append(f"{summary['workers']} worker(s)")
+    engine = config.get("engine_played") if isinstance(config, dict) else None
+    if isinstance(engine, dict) and engine.get("engine"):
+        lines.append(f"- **Engine:** {html_text(str(engine['engine']))}"  # specs: user text
+                     + (f" ({html_text(str(engine['why']))})" if engine.get("why") else ""))
     if timing:
         lines.append("- **Speed:** " + ", ".join(timing))
     faults = summary.get("faults")
     if faults is None:
         faults = int(agents["faults"].sum()) if "faults" in agents else 0
     lines.append(f"- **Faults** (illegal actions replaced by the engine): {faults}")
+    if "unperceived_clues" in agents:
+        lines.append(_unperceived_line(agents))
     return lines
+
+
+def _unperceived_line(agents: pd.DataFrame) -> str:
+    """How many clues each agent could not perceive (outside its clue bank, with no text
+    model installed to embed them): it then decided as if every card matched equally."""
+    counts = agents["unperceived_clues"].fillna(0).astype(int)
+    line = (f"- **Clues not perceived** (outside the agent's clue bank, with no text model "
+            f"here to embed them; it took every card as equally similar): {int(counts.sum())}")
+    named = [f"{row.player} {int(row.unperceived_clues)}" for row in agents.itertuples()
+             if row.unperceived_clues > 0]
+    if named:
+        line += (" (" + ", ".join(named) + "; install the embedder's text model, e.g. pip "
+                 "install 'dixit-lab[offline]', to perceive them)")
+    return line
 
 
 def _agents_markdown(agents: pd.DataFrame) -> str:

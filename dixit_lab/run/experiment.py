@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from dixit_lab.core.agent import AgentSpecError, make_agent
+from dixit_lab.core.agent import AgentSpecError, get_agent_class, make_agent
 from dixit_lab.core.cards import DeckError, load_deck
 from dixit_lab.core.rules import RuleSet, get_rules
 from dixit_lab.engine.trust import Isolation, Limits
@@ -243,6 +243,13 @@ class ExperimentConfig(_Strict):
         """(name, spec) of every seat of the pool, players expanded by ``count``."""
         return [(p.display_name(), p.spec()) for p in self.players for _ in range(p.count)]
 
+    def public_names(self) -> tuple[str, ...]:
+        """The name each seat of the pool (as :meth:`seats`) is known by at the table: the
+        player's ``name``, else ``player <k>`` (its place in ``players``, from 1). Never its
+        spec: how a player thinks is not public (its display name, in the tables, may be)."""
+        return tuple(p.name or f"player {index + 1}" for index, p in enumerate(self.players)
+                     for _ in range(p.count))
+
     def isolation(self) -> tuple[Isolation, ...]:
         """How every seat of the pool is run, as :meth:`seats`."""
         return tuple(p.seat_isolation() for p in self.players for _ in range(p.count))
@@ -361,6 +368,14 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
         deck.check_playable(size, rules.hand_size_for(size), rules.displayed_cards(size))
     except DeckError as error:
         raise ConfigError(f"{source}: deck: {error}") from None
+    if config.engine == "batched":  # refused here, before a results folder exists
+        from dixit_lab.run.tournament import table_setup
+
+        try:
+            table_setup(config).engine_plan()
+        except ValueError as error:
+            raise ConfigError(f"{source}: engine: {error}") from None
+    _check_free_text(config, source)
     if not deck.has_images:
         from dixit_lab.engine.seats import seat_info
 
@@ -370,6 +385,43 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
                 raise ConfigError(f"{source}: players.{index}.agent: {player.spec()} "
                                   f"perceives card images, but deck {config.deck!r} has "
                                   f"none; use an image deck such as 'dreams'")
+
+
+#: the extra that installs each source of free text (each brings the sentence encoder too)
+_SOURCE_EXTRAS = {"human": "web", "vlm": "vlm", "llm": "vlm"}
+
+
+def _check_free_text(config: ExperimentConfig, source: str) -> None:
+    """Refuse a config in which players who write free text (people, model agents) sit with
+    players who could not perceive it here (their embedder's text model is not installed),
+    naming both and the extra to install. Untrusted players (``process``, ``sandbox``) are not
+    imported here: what they cannot perceive is counted when the games are played, as for any
+    custom agent."""
+    present = [index for index, player in enumerate(config.players)
+               if player.isolation == "none"]
+    writers = [i for i in present
+               if get_agent_class(parse_spec(config.players[i].agent)[0]).writes_free_text]
+    if not writers:
+        return
+    deaf = []
+    for index in present:
+        check = getattr(make_agent(config.players[index].spec()), "clue_perception_problem",
+                        None)
+        problem = check() if callable(check) else None
+        if problem is not None:
+            deaf.append((index, problem))
+    if not deaf:
+        return
+    names = [f"players.{i} ({config.players[i].display_name()})" for i in writers]
+    kinds = {parse_spec(config.players[i].agent)[0] for i in writers}
+    what, extra = deaf[0][1]
+    if extra == "offline":  # the sentence encoder: the extra of the free text's source has it
+        extra = ",".join(sorted({_SOURCE_EXTRAS.get(kind, "offline") for kind in kinds}))
+    listeners = ", ".join(f"players.{i} ({config.players[i].display_name()})" for i, _ in deaf)
+    raise ConfigError(f"{source}: players: {', '.join(names)} write free-text clues, which "
+                      f"{listeners} cannot perceive here: {what}; install it with pip "
+                      f"install 'dixit-lab[{extra}]' (from the clone: pip install -e "
+                      f"\".[{extra}]\"), or seat listeners that can")
 
 
 def check_size(data: Any, source: str) -> None:

@@ -16,10 +16,14 @@ from dixit_lab.core.cards import Deck, DeckError, absolute_deck_spec, load_deck
 from dixit_lab.core.rules import RuleSet
 from dixit_lab.run.experiment import ConfigError, ExperimentConfig, parse_config, read_yaml_file
 
-__all__ = ["DECK_PLAYED", "Played", "deck_played", "folder_deck", "played_config", "read_header"]
+__all__ = ["DECK_PLAYED", "ENGINE_PLAYED", "Played", "deck_played", "folder_deck",
+           "played_config", "read_header"]
 
 #: the key of config.yaml's header (next to the version) that records the deck played
 DECK_PLAYED = "deck_played"
+#: the key that records the engine that played the games and why (``{"engine": "batched" or
+#: "reference", "why": ...}``), for the report
+ENGINE_PLAYED = "engine_played"
 
 
 def deck_played(spec: str) -> dict[str, str]:

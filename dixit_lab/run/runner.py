@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from dixit_lab._version import __version__
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.progress import progress, stage
 from dixit_lab.records.files import RECORD_NAMES, compressor, open_text, records_name
@@ -36,9 +37,9 @@ from dixit_lab.run.experiment import (
     load_config,
     read_yaml_file,
 )
-from dixit_lab.run.folder import DECK_PLAYED, deck_played
+from dixit_lab.run.folder import DECK_PLAYED, ENGINE_PLAYED, deck_played
 from dixit_lab.run.parts import merge_parts, other_records, save_part
-from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games
+from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
 from dixit_lab.vlm.store import exchange_session
 
 __all__ = ["RunResult", "prepare_folder", "run_experiment", "run_file", "run_sweep",
@@ -71,16 +72,6 @@ def git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return commit + ("-dirty" if dirty.strip() else "")
-
-
-def table_setup(config: ExperimentConfig, secret: bytes | None = None) -> TableSetup:
-    """What workers need to play ``config``'s games; ``secret``: the run's deal secret
-    (:func:`~dixit_lab.run.deal_secret.run_secret`), None for deals from the seed alone."""
-    seats = config.seats()
-    return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
-                      names=tuple(name for name, _ in seats),
-                      specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
-                      engine=config.engine, isolation=config.isolation(), secret=secret)
 
 
 def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
@@ -201,20 +192,22 @@ def _merge(folder: Path, expected: int, records: str) -> None:
         path.unlink()
 
 
-def prepare_folder(config: ExperimentConfig, folder: Path) -> None:
+def prepare_folder(config: ExperimentConfig, folder: Path,
+                   setup: TableSetup | None = None) -> None:
     """Create the results folder (or check that it holds this experiment) and write its
-    config.yaml: the resolved config, the version, the commit and the Python."""
-    from dixit_lab import __version__
-
+    config.yaml: the resolved config, the version, the commit, the Python, the deck and the
+    engine that plays the games (and why)."""
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"results folder {folder} is a file, not a folder; choose another "
                           f"--out")
     folder.mkdir(parents=True, exist_ok=True)
     resolved = config.resolved()
     _check_same_experiment(folder, resolved)
+    batched, why = (setup or table_setup(config)).engine_plan()
     header = {"experiment": resolved, "dixit_lab_version": __version__,
               "git_commit": git_commit(), "python": sys.version.split()[0],
-              DECK_PLAYED: deck_played(config.deck)}  # the deck by path and content
+              DECK_PLAYED: deck_played(config.deck),  # the deck by path and content
+              ENGINE_PLAYED: {"engine": "batched" if batched else "reference", "why": why}}
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
 
@@ -250,7 +243,12 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                 workers: int | None, chunk_size: int | None, show_progress: bool,
                 write_outputs: bool, address: str | None, exchanges: str | None) -> RunResult:
     """:func:`run_experiment` once the folder is locked."""
-    prepare_folder(config, folder)
+    setup = table_setup(config)
+    prepare_folder(config, folder, setup)
+    batched, why = setup.engine_plan()
+    if not batched and config.engine == "auto":  # said once a run, and in report.md
+        print(f"{config.name}: the reference engine plays these games ({why})",
+              file=sys.stderr)
     kind = executor or config.executor.kind
     address = address or config.executor.address
     count = workers or config.executor.workers

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from dixit_lab.engine.seats import GameFailed, make_seat_agent, seat_info
 from dixit_lab.engine.trust import TRUSTED, Isolation
 from dixit_lab.errors import ConfigError
 
+if TYPE_CHECKING:
+    from dixit_lab.run.experiment import ExperimentConfig
+
 __all__ = [
     "GameFailed",
     "GameSpec",
@@ -30,6 +33,7 @@ __all__ = [
     "make_seat_agent",
     "play_chunk",
     "schedule_games",
+    "table_setup",
 ]
 
 
@@ -62,6 +66,9 @@ class TableSetup:
     isolation: tuple[Isolation, ...] = ()
     #: the run's deal secret (:mod:`dixit_lab.run.deal_secret`); None: deals from the seed alone
     secret: bytes | None = None
+    #: by pool seat: the name the other agents know it by (never its spec); empty: ``player
+    #: <k>``, its pool seat counted from 1
+    public: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -90,31 +97,51 @@ class TableSetup:
         return any(seat_info(spec, self.seat_isolation(seat), self.deck).remote
                    for seat, spec in enumerate(self.specs))
 
+    def public_names(self, seats: Sequence[int]) -> tuple[str, ...]:
+        """The public names of the pool seats ``seats`` (a table, by table seat)."""
+        return tuple(self.public[s] if self.public else f"player {s + 1}" for s in seats)
+
     def batched(self) -> bool:
         """Whether games are played by the batched engine: ``auto`` uses it when every agent
-        supports it, ``batched`` insists, ``reference`` never does."""
+        supports it, ``batched`` insists (and raises naming what it cannot play),
+        ``reference`` never does."""
+        return self.engine_plan()[0]
+
+    def engine_plan(self) -> tuple[bool, str]:
+        """(batched engine?, why): the engine these games are played with and the reason, a
+        phrase for the terminal and the report (``engine: batched`` raises instead of
+        falling back)."""
         if self.engine == "reference":
-            return False
-        from dixit_lab.engine.batched import batch_supported, rules_supported
+            return False, "engine: reference in the config"
+        from dixit_lab.engine.batched import batch_blocker, rules_supported
 
-        if self.untrusted:
-            if self.engine == "batched":
-                raise ConfigError("engine 'batched' was asked for, but a player has isolation: "
-                                  "process or sandbox; use engine: auto or reference")
-            return False
+        if self.untrusted:  # the engine never builds an untrusted seat's agent
+            why = "a player has isolation: process or sandbox"
+        elif not rules_supported(self.rules):
+            why = f"the batched engine does not play deck_exhausted={self.rules.deck_exhausted!r}"
+        else:
+            blockers = {spec: batch_blocker(make_agent(spec)) for spec in dict.fromkeys(
+                self.specs)}
+            why = "; ".join(f"{spec}: {reason}" for spec, reason in blockers.items()
+                            if reason is not None)
+            if not why:
+                return True, "every agent has a batched policy"
+        if self.engine == "batched":
+            raise ConfigError(f"engine 'batched' was asked for, but {why}; use engine: auto "
+                              f"or reference")
+        return False, why
 
-        unsupported = sorted({spec for spec in self.specs
-                              if not batch_supported(make_agent(spec))})
-        if not rules_supported(self.rules):
-            if self.engine == "batched":
-                raise ConfigError(f"engine 'batched' was asked for, but it does not play "
-                                 f"deck_exhausted={self.rules.deck_exhausted!r}; use engine: "
-                                 f"auto or reference")
-            return False
-        if unsupported and self.engine == "batched":
-            raise ConfigError(f"engine 'batched' was asked for, but {', '.join(unsupported)} "
-                             f"has no batched policy; use engine: auto or reference")
-        return not unsupported
+
+def table_setup(config: ExperimentConfig, secret: bytes | None = None) -> TableSetup:
+    """The :class:`TableSetup` of a config: its pool's names, specs, public names and
+    isolation, its rules, deck, seed and engine; ``secret``: the run's deal secret
+    (:func:`~dixit_lab.run.deal_secret.run_secret`), None for deals from the seed alone."""
+    seats = config.seats()
+    return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
+                      names=tuple(name for name, _ in seats),
+                      specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
+                      engine=config.engine, isolation=config.isolation(),
+                      public=config.public_names(), secret=secret)
 
 
 class Schedule(Sequence[GameSpec]):
@@ -275,7 +302,7 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
         try:
             record = play_game(agents, setup.rules, deck, setup.game_seed(spec.deal),
                                on_illegal=setup.on_illegal,  # type: ignore[arg-type]
-                               meta=meta)
+                               meta=meta, players=setup.public_names(spec.seats))
         except Exception as error:
             raise GameFailed(f"game {spec.index} (players {meta['players']}): "
                              f"{type(error).__name__}: {error}") from error

@@ -35,8 +35,7 @@ class PredictionCache:
         self.decks: dict[str, Any] = {}
         self.untrusted = untrusted
 
-    def agent(self, spec: str, deck: str, n_players: int, rules: RuleSet,
-              names: tuple[str, ...]) -> Any:
+    def agent(self, spec: str, deck: str, n_players: int, rules: RuleSet) -> Any:
         key = (spec, deck, n_players, rules)
         if spec in self.untrusted:
             return None
@@ -45,7 +44,7 @@ class PredictionCache:
             if callable(getattr(agent, "predicted_find", None)):
                 if deck not in self.decks:
                     self.decks[deck] = load_deck(deck)
-                agent.begin_game(GameContext(0, n_players, rules, self.decks[deck], names))
+                agent.begin_game(GameContext(0, n_players, rules, self.decks[deck]))
             else:
                 agent = None
             self.agents[key] = agent
@@ -73,7 +72,6 @@ def predicted_finds(batch: Any, cache: PredictionCache) -> np.ndarray:
     hand_sizes = pc.list_value_length(batch.hands).to_numpy(zero_copy_only=False)
     clues = batch.clue.to_pylist()
     groups = teller_spec * len(rules) + rule_of_game[batch.round_game]
-    agents = batch.agents.to_pylist()
     for deck in np.unique(decks):
         in_deck = decks[batch.round_game] == deck
         for group in np.unique(groups[in_deck]):
@@ -82,9 +80,7 @@ def predicted_finds(batch: Any, cache: PredictionCache) -> np.ndarray:
             rows = np.flatnonzero(in_deck & (groups == group) & (hand_sizes > 0))
             if not len(rows):
                 continue
-            first = int(batch.round_game[rows[0]])
-            names = tuple(agents[first * n:(first + 1) * n])
-            agent = cache.agent(spec, str(deck), n, rule_set, names)
+            agent = cache.agent(spec, str(deck), n, rule_set)
             if agent is None:
                 continue
             turn_clues = [clues[i] for i in rows]
@@ -123,7 +119,7 @@ def turn_predictions(records: Iterable[GameRecord], untrusted: frozenset[str] = 
                 agent = make_agent(spec)
                 if callable(getattr(agent, "predicted_find", None)):
                     agent.begin_game(GameContext(seat, record.n_players, rules,
-                                                 load_deck(record.deck), record.agents))
+                                                 load_deck(record.deck)))
                 agents[key] = agent
             predict = getattr(agent, "predicted_find", None)
             if callable(predict) and rnd.storyteller_hand:

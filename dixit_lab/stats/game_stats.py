@@ -27,7 +27,7 @@ METRIC_SUMS: tuple[str, ...] = (
     "storyteller_points_per_turn", "listener_accuracy", "decoy_votes_per_turn",
     "observed_find_rate")
 _COUNTS = ("seats", "games", "storyteller_turns", "listener_turns", "faults", "share_sum",
-           "predicted_sum", "predicted_turns")
+           "predicted_sum", "predicted_turns", "unperceived")
 _BINS = 10
 
 
@@ -84,7 +84,7 @@ class PlayerStats:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PlayerStats:
-        return cls(dict(data["counts"]),
+        return cls({**dict.fromkeys(_COUNTS, 0.0), **data["counts"]},
                    {k: ClusterSums(*v) for k, v in data["sums"].items()},
                    list(data["specs"]), dict(data["fault_kinds"]),
                    np.asarray(data["bins"], dtype=np.float64).reshape(_BINS, 3),
@@ -225,6 +225,7 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
         "seats": count(codes), "games": count(present_keys % p),
         "storyteller_turns": count(teller), "listener_turns": count(listener_code),
         "faults": count(seat_code[batch.round_game].ravel(), batch.faults.ravel()),
+        "unperceived": count(seat_code[batch.round_game].ravel(), batch.unperceived.ravel()),
         "share_sum": count(codes, share.ravel()),
     }
     if predicted is None:

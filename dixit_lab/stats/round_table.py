@@ -27,7 +27,8 @@ __all__ = ["ROUNDS_DATASET", "ROUND_COLUMNS", "part_stem", "replace_dataset", "r
 #: the columns of rounds.parquet, in order
 ROUND_COLUMNS: tuple[str, ...] = (
     "game", "round", "seat", "agent", "n_players", "rules", "role", "clue", "outcome", "vote",
-    "found", "votes_received", "points", "score", "faults", "record_index", "player",
+    "found", "votes_received", "points", "score", "faults", "unperceived", "record_index",
+    "player",
     "storyteller_seat", "storyteller_card", "voted_card", "n_finders", "n_voters",
     "decoy_votes")
 _TEXT = ("agent", "rules", "role", "clue", "outcome", "player", "storyteller_card",
@@ -155,6 +156,7 @@ def round_table(batch: GameBatch, cards: _CardNames | None = None) -> pa.Table:
         "points": batch.points.ravel(),
         "score": batch.scores.ravel(),
         "faults": batch.faults.ravel(),
+        "unperceived": batch.unperceived.ravel(),
         "record_index": batch.record_index[game_of_row],
         "player": by_seat(batch.players),
         "storyteller_seat": np.repeat(batch.storyteller, n),

@@ -31,7 +31,7 @@ AGENT_COLUMNS: tuple[str, ...] = (
     *agent_columns(("storyteller_points_per_turn",)),
     "listener_turns",
     *agent_columns(("listener_accuracy", "decoy_votes_per_turn")),
-    "faults",
+    "faults", "unperceived_clues",
 )
 
 _AGENT_METRICS = ("win_share", "points_per_game", *(f"{o}_rate" for o in OUTCOME_NAMES),
@@ -59,6 +59,7 @@ def agent_frame(stats: GameStats, confidence: float = 0.95) -> pd.DataFrame:
         row["storyteller_turns"] = int(counts["storyteller_turns"])
         row["listener_turns"] = int(counts["listener_turns"])
         row["faults"] = int(counts["faults"])
+        row["unperceived_clues"] = int(counts["unperceived"])
         rows.append(row)
     return pd.DataFrame(rows, columns=list(AGENT_COLUMNS))
 
@@ -108,8 +109,9 @@ def fault_frame(stats: GameStats) -> pd.DataFrame:
 
 
 def summary_dict(stats: GameStats) -> dict[str, Any]:
-    """``summary.json``'s statistics: games, rounds (mean, min, max), end reasons, faults, per
-    player name its games and win share; and the table sizes, rule presets and decks."""
+    """``summary.json``'s statistics: games, rounds (mean, min, max), end reasons, faults, clues
+    not perceived, per player name its games and win share; and the table sizes, rule presets
+    and decks."""
     players = {name: {"games": int(p.counts["games"]),
                       "win_share": p.counts["share_sum"] / p.counts["games"]}
                for name, p in stats.players.items() if p.counts["games"]}
@@ -118,6 +120,7 @@ def summary_dict(stats: GameStats) -> dict[str, Any]:
         "rounds_mean": stats.rounds_total / stats.games if stats.games else None,
         "rounds_min": stats.rounds_min, "rounds_max": stats.rounds_max,
         "end_reasons": dict(stats.end_reasons), "faults": stats.faults,
+        "unperceived_clues": int(sum(p.counts["unperceived"] for p in stats.players.values())),
         "players": players,
         "win_share": {name: row["win_share"] for name, row in players.items()},
         "table_sizes": sorted(stats.sizes), "rule_presets": sorted(stats.rules),

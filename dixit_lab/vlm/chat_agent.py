@@ -46,6 +46,7 @@ class ChatAgent(Agent):
 
     #: tournaments play these agents' games concurrently (:mod:`dixit_lab.vlm.driver`)
     remote: ClassVar[bool] = True
+    writes_free_text: ClassVar[bool] = True  # a model's clue is any text
 
     def __init__(self, *, model: str, base_url: str, api_key_env: str | None,
                  temperature: float | None, max_tokens: int | None, timeout: float,

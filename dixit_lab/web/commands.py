@@ -8,9 +8,13 @@ import threading
 import time
 import webbrowser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dixit_lab.errors import UserError
+
+if TYPE_CHECKING:
+    from dixit_lab.run.experiment import ExperimentConfig
+    from dixit_lab.web.results import PlayFolder
 
 __all__ = ["add_commands", "cmd_play", "cmd_view"]
 
@@ -29,9 +33,9 @@ def _web_modules() -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     _web_modules()
-    from dixit_lab.records.integrity import FolderLock
     from dixit_lab.run.experiment import ConfigError, parse_config, read_yaml_file
     from dixit_lab.web.decisions import human_players
+    from dixit_lab.web.results import PlayFolder
     from dixit_lab.web.table import untrusted_by_default
 
     data, note = untrusted_by_default(read_yaml_file(args.config))
@@ -43,22 +47,17 @@ def cmd_play(args: argparse.Namespace) -> int:
     if not human_players(config):
         raise ConfigError(f"{args.config}: players: no seat for a person; add a player "
                           f"{{name: you, agent: human}}")
-    out = Path(args.out) if args.out else config.results_dir()
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"results folder {out} is a file, not a folder; choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    with FolderLock(out):  # one table at a time; the folder 0700 while it plays
-        return _play(args, config, out)
+    # the folder's lock is held until the server has stopped: one writer a folder
+    with PlayFolder(config, Path(args.out) if args.out else config.results_dir()) as folder:
+        return _play(args, config, folder)
 
 
-def _play(args: argparse.Namespace, config: Any, out: Path) -> int:
-    """``dixit-lab play`` once its folder is locked."""
+def _play(args: argparse.Namespace, config: ExperimentConfig, folder: PlayFolder) -> int:
+    """Serve the table of ``config`` until its games are over (or Ctrl-C)."""
     from dixit_lab.web.play_app import play_app
-    from dixit_lab.web.results import PlayFolder
     from dixit_lab.web.server import bind, loopback_hosts, serve, url_host
     from dixit_lab.web.table import PlayTable
 
-    folder = PlayFolder(config, out)
     if folder.complete:
         print(f"all {len(folder.specs)} game(s) are already in {folder.folder}; choose another "
               f"--out to play again")

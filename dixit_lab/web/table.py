@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,8 +101,9 @@ class PlayTable:
         self.rules = config.rule_set()
         self.deck = load_deck(config.deck)
         seats = config.seats()
-        self.names = [name for name, _ in seats]
+        self.names = [name for name, _ in seats]   # in the records and tables
         self.specs = [spec for _, spec in seats]
+        self.public = config.public_names()         # what the seats see of each other
         self.isolation = config.isolation()
         self._untrusted: dict[int, Agent] = {}
         players = human_players(config)
@@ -109,7 +111,7 @@ class PlayTable:
             raise ConfigError(f"config {config.name!r} has no seat for a person: add a player "
                               f"{{name: you, agent: human}}")
         self.folder = folder
-        self.humans = [HumanSeat(secrets.token_urlsafe(24), player, self.names[player])
+        self.humans = [HumanSeat(secrets.token_urlsafe(24), player, self.public[player])
                        for player in players]
         self.by_token = {human.token: human for human in self.humans}
         self.cond = threading.Condition()
@@ -125,6 +127,9 @@ class PlayTable:
         self.over = False
         self.error: str | None = None
         self.stopping = False
+        #: called (from whichever thread changed the table, holding :attr:`cond`) after each
+        #: change and at :meth:`stop`; they must not block
+        self.listeners: list[Callable[[], None]] = []
 
     # -- the driver thread ------------------------------------------------------------------
 
@@ -148,13 +153,17 @@ class PlayTable:
         except Stopped:
             return
         except Exception as error:
-            with self.cond:
-                self.error = f"{type(error).__name__}: {error}"
+            with self.cond:  # for the pages: the seats by their public names, not specs
+                message = str(error)
+                for agent, public in sorted(zip(self.specs, self.public, strict=True),
+                                            key=lambda pair: -len(pair[0])):
+                    message = message.replace(agent, public)
+                self.error = f"{type(error).__name__}: {message}"
                 self._changed()
             raise
         finally:
-            for agent in self._untrusted.values():
-                close = getattr(agent, "close", None)  # an isolated agent's process
+            for kept in self._untrusted.values():
+                close = getattr(kept, "close", None)  # an isolated agent's process
                 if close is not None:
                     close()
             with self.cond:
@@ -165,10 +174,16 @@ class PlayTable:
         with self.cond:
             self.stopping = True
             self.cond.notify_all()
+            self._tell_listeners()
 
     def _changed(self) -> None:
         self.version += 1
         self.cond.notify_all()
+        self._tell_listeners()
+
+    def _tell_listeners(self) -> None:
+        for listener in self.listeners:
+            listener()
 
     def _human_at(self, seat: int) -> HumanSeat | None:
         for human in self.humans:
@@ -178,11 +193,12 @@ class PlayTable:
 
     def _play(self, spec: GameSpec) -> None:
         names = tuple(self.specs[player] for player in spec.seats)
-        players = tuple(self.names[player] for player in spec.seats)
-        meta = {"game": spec.index, "deal": spec.deal, "players": list(players)}
+        meta = {"game": spec.index, "deal": spec.deal,
+                "players": [self.names[player] for player in spec.seats]}
+        players = tuple(self.public[player] for player in spec.seats)
         steps = GameSteps(names, self.rules, self.deck,
                           deal_seed(self.config.seed, spec.deal, self.folder.secret),
-                          on_illegal=self.config.on_illegal, meta=meta)
+                          on_illegal=self.config.on_illegal, meta=meta, players=players)
         with self.cond:
             self.game, self.players, self.history = spec, players, []
             self.round, self.storyteller, self.waiting = 0, None, set()
@@ -313,10 +329,9 @@ class PlayTable:
         with self.cond:
             return all(human.saw_over for human in self.humans)
 
-    def wait_for_change(self, after: int, timeout: float) -> None:
-        """Return when the table's version is past ``after`` (or after ``timeout`` seconds)."""
-        with self.cond:
-            self.cond.wait_for(lambda: self.version > after or self.stopping, timeout)
+    def moved_past(self, after: int) -> bool:
+        """Whether the table has changed since version ``after`` (or is stopping)."""
+        return self.version > after or self.stopping
 
     def seat_view(self, human: HumanSeat) -> dict[str, Any]:
         """Everything the seat may know now, as JSON: its hand, the clue it heard, the display

@@ -83,3 +83,38 @@ def test_the_check_says_what_it_checked_and_its_verdict(capsys):
     assert all(check in out for check in CHECKS)
     check_agent("random", players=(3,), log=None)
     assert capsys.readouterr().out == ""
+
+
+def test_the_check_says_which_engine_plays_an_agent_that_inherits_a_policy(capsys):
+    from tests.engine.test_batched import KthClue  # noqa: F401 - registers test-kth-clue
+
+    check_agent("test-kth-clue(rank=30)", players=(4,), max_rounds=4)
+    out = capsys.readouterr().out
+    assert ("engine: reference only: KthClue overrides tell, which the batched policy of "
+            "LiteralAgent does not play") in out and "verdict: PASSED" in out
+
+
+@register_agent("test-false-voucher")
+class FalseVoucher(Agent):
+    """Tells its last card but vouches for a batched policy that tells the first."""
+
+    def tell(self, view):
+        return Clue(view.hand[-1], "dream")
+
+    def submit(self, view):
+        return list(view.hand[: view.n_cards])
+
+    def vote(self, view):
+        return next(i for i in range(len(view.display)) if i not in view.own_positions)
+
+    def batch_policy(self):
+        from dixit_lab_agents.literal import LiteralAgent
+
+        agent = LiteralAgent()
+        agent.begin_game(self.context)
+        return agent.batch_policy()
+
+
+def test_the_check_catches_a_batched_policy_that_plays_other_games():
+    with pytest.raises(AssertionError, match="batch_policy\\(\\) does not play its decisions"):
+        check_agent("test-false-voucher", players=(4,), max_rounds=4)

@@ -66,11 +66,15 @@ def test_deterministic():
     assert play_game(agents, RULES, space.deck, 3).to_json() == first
 
 
-def test_unknown_clue_without_model_warns_and_still_plays():
-    agent = ready("literal", axis_space())
+def test_a_clue_it_cannot_perceive_is_said_to_its_context_and_it_still_plays():
+    agent = ready("literal", axis_space())  # a space of its own: no model to embed new text
     view = VoteView(1, 0, 0, "not in the bank", (), (0, 3, 4), (0,), (0,) * 4, ())
-    with pytest.warns(UserWarning, match="cannot perceive clue 'not in the bank'"):
-        assert agent.vote(view) in (1, 2)
+    assert agent.vote(view) in (1, 2)
+    assert not agent.context.perceived("not in the bank")
+    agent.begin_game(GameContext(0, 4, RULES, agent.space.deck))  # the next game: said again
+    assert agent.context.perceived("not in the bank")
+    assert agent.vote(view) in (1, 2) and not agent.context.perceived("not in the bank")
+    assert agent.context.perceived("sharp")
 
 
 def test_a_deck_without_images_is_a_clear_error():

@@ -296,6 +296,29 @@ def test_single_agent_env_passes_gymnasiums_checker():
         check_env(env)
 
 
+def _documented_check_env() -> str:
+    """The docs' block that runs Gymnasium's checker on the single-agent form."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "environment.md").read_text()
+    blocks = [block for block in re.findall(r"^```python\n(.*?)^```", page, flags=re.M | re.S)
+              if "check_env(" in block]
+    assert len(blocks) == 1, "docs/environment.md shows one check_env block"
+    return blocks[0]
+
+
+def test_the_documented_construction_passes_check_env_and_the_default_does_not():
+    block = _documented_check_env()
+    assert 'on_illegal="fallback"' in block
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*not having a spec")
+        exec(block, {"dixit_env": dixit_env})  # the page's words, run as written
+        default = block.replace(', on_illegal="fallback"', "")
+        with pytest.raises(ValueError, match="not legal|illegal|mask"):
+            exec(default, {"dixit_env": dixit_env})
+
+
 def test_single_agent_env_steps_are_the_learners_choices_in_the_engines_game():
     opponents = ["literal", "pragmatic", "random"]
     env = dixit_env.single_agent_env(opponents, seat=2)

@@ -59,6 +59,7 @@ def _oracle(records: list) -> pd.DataFrame:
         put("decoy_votes_per_turn", mean_interval(listened["decoy_votes"],
                                                   listened["record_index"]))
         row["faults"] = int(turns["faults"].sum())
+        row["unperceived_clues"] = int(turns["unperceived"].sum())
         rows.append(row)
     return pd.DataFrame(rows, columns=list(AGENT_COLUMNS))
 

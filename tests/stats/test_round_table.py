@@ -34,6 +34,7 @@ def _expected(records: list) -> pd.DataFrame:
                     "votes_received": received, "points": rnd.points[seat],
                     "score": rnd.scores[seat],
                     "faults": sum(1 for f in rnd.faults if f.seat == seat),
+                    "unperceived": int(seat in rnd.unperceived),
                     "record_index": index, "player": names[seat],
                     "storyteller_seat": rnd.storyteller,
                     "storyteller_card": ids[rnd.storyteller_card],
