@@ -391,14 +391,28 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
 _SOURCE_EXTRAS = {"human": "web", "vlm": "vlm", "llm": "vlm"}
 
 
+def _own_agent(agent: str) -> bool:
+    """Whether ``agent`` names one of this project's built-in agents: code the engine trusts,
+    which it may build to check it even for an untrusted seat (never an outside agent's)."""
+    from dixit_lab.core.agent import AGENTS
+    from dixit_lab.plugins.imports import is_import_string
+
+    name = parse_spec(agent)[0]
+    if is_import_string(name):
+        return False
+    origin = AGENTS.origin(name) or ""
+    return origin.split(".")[0] in ("dixit_lab", "dixit_lab_agents")
+
+
 def _check_free_text(config: ExperimentConfig, source: str) -> None:
     """Refuse a config in which players who write free text (people, model agents) sit with
     players who could not perceive it here (their embedder's text model is not installed),
-    naming both and the extra to install. Untrusted players (``process``, ``sandbox``) are not
-    imported here: what they cannot perceive is counted when the games are played, as for any
-    custom agent."""
+    naming both and the extra to install. Untrusted players (``process``, ``sandbox``) are
+    built here only when they are the project's own agents (a ``dixit-lab play`` table seats
+    the built-ins in sandboxes): an outside agent's code is never imported here, and what it
+    cannot perceive is counted when the games are played."""
     present = [index for index, player in enumerate(config.players)
-               if player.isolation == "none"]
+               if player.isolation == "none" or _own_agent(player.agent)]
     writers = [i for i in present
                if get_agent_class(parse_spec(config.players[i].agent)[0]).writes_free_text]
     if not writers:
