@@ -336,7 +336,10 @@ def make_agent(spec: str | dict[str, Any]) -> Agent:
     unknown = sorted(set(args) - set(params))
     if unknown:
         allowed = ", ".join(p.describe() for p in params.values()) or "none"
-        raise AgentSpecError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}; "
+        from dixit_lab.suggest import did_you_mean
+
+        raise AgentSpecError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}"
+                             f"{did_you_mean(unknown[0], params)}; "
                              f"allowed: {allowed}")
     missing = [p.name for p in params.values() if p.required and p.name not in args]
     if missing:

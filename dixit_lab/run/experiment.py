@@ -31,6 +31,9 @@ from dixit_lab.core.rules import RuleSet, get_rules
 from dixit_lab.engine.trust import Isolation, Limits
 from dixit_lab.errors import ConfigError
 from dixit_lab.plugins.spec import format_spec, parse_spec
+from dixit_lab.run.config_yaml import load_yaml
+from dixit_lab.suggest import did_you_mean
+from dixit_lab.text_rule import SURROGATE_NOTE, describe_character, text_problem
 
 __all__ = [
     "ConfigError",
@@ -49,10 +52,19 @@ __all__ = [
 MAX_GAMES = 100_000_000
 MAX_SWEEP_POINTS = 1_000
 MAX_CONFIG_NODES = 100_000  # values in the config once YAML aliases are expanded
+MAX_SEATS = 1_000  # seats of the players' pool (count included): a table has at most a dozen
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _one_line(value: str | None) -> str | None:
+    """A name or a spec as the text rule allows it (:mod:`dixit_lab.text_rule`)."""
+    problem = None if value is None else text_problem(value)
+    if problem:
+        raise ValueError(f"{value!r} is not one line of text: it holds {problem}")
+    return value
 
 
 class LimitsConfig(_Strict):
@@ -71,7 +83,7 @@ class PlayerEntry(_Strict):
     name: str | None = None
     agent: str
     params: dict[str, Any] = Field(default_factory=dict)
-    count: int = Field(default=1, ge=1)
+    count: int = Field(default=1, ge=1, le=MAX_SEATS)
     #: ``sandbox``: the agent lives behind a real boundary (its own namespaces, read-only
     #: runtime, another uid, limits; a fresh process each game: docs/security.md);
     #: ``process``: in its own OS process, which is not a boundary; ``none``: in the engine's
@@ -89,6 +101,11 @@ class PlayerEntry(_Strict):
     trusted_to_forget: bool = False
     #: more files or folders a sandboxed agent may read (its weights, its data)
     files: list[str] = Field(default_factory=list)
+
+    @field_validator("name", "agent")
+    @classmethod
+    def _one_line_of_text(cls, value: str | None) -> str | None:
+        return _one_line(value)
 
     @model_validator(mode="after")
     def _options_need_isolation(self) -> PlayerEntry:
@@ -172,20 +189,23 @@ class ExecutorConfig(_Strict):
 
 class TuneConfig(_Strict):
     """Search one numeric config ``parameter`` in [``low``, ``high``] for the value that
-    maximises ``metric`` of player ``player`` (see ``dixit-lab tune``)."""
+    maximises ``metric`` of player ``player``, or the values the games cannot separate (see
+    ``dixit-lab tune``)."""
 
     parameter: str
     low: float
     high: float
-    points: int = Field(default=9, ge=2)
+    points: int = Field(default=9, ge=2, le=MAX_SWEEP_POINTS)
     player: str
     metric: str = "storyteller_points_per_turn"
-    games_per_round: int = Field(default=100, ge=1)
-    max_games: int = Field(default=5000, ge=1)
-    #: family-wise error of dropping a candidate, over candidates and looks (Holm, Bonferroni)
+    games_per_round: int = Field(default=100, ge=1, le=MAX_GAMES)
+    max_games: int = Field(default=5000, ge=1, le=MAX_GAMES)
+    #: family-wise error of ever dropping a best candidate, over candidates, looks and the
+    #: confirmation (Holm, Bonferroni; half to the search and half to the confirmation)
     alpha: float = Field(default=0.05, gt=0, lt=1)
-    #: fresh deals to re-evaluate the winner on (0: no re-evaluation)
-    confirm_games: int = Field(default=200, ge=0)
+    #: fresh deals on which every contender the search leaves is replayed against the others
+    #: (0: no confirmation)
+    confirm_games: int = Field(default=200, ge=0, le=MAX_GAMES)
 
 
 class ExperimentConfig(_Strict):
@@ -214,6 +234,18 @@ class ExperimentConfig(_Strict):
     sweep: dict[str, list[Any]] | None = None
     tune: TuneConfig | None = None
 
+    @field_validator("name")
+    @classmethod
+    def _a_folder_name(cls, value: str) -> str:
+        """The name is the results folder's (``results/<name>``): one line of text, and a
+        single folder name, so that it cannot lead outside ``results``."""
+        _one_line(value)
+        if value.strip() in ("", ".", "..") or any(sep in value for sep in ("/", "\\")):
+            raise ValueError(f"{value!r} cannot name a results folder (results/<name>): give "
+                             f"a name without '/', '\\' and not '.' or '..'; to write "
+                             f"elsewhere, use out: or --out")
+        return value
+
     @field_validator("clues")
     @classmethod
     def _no_top_level_clues(cls, value: str) -> str:
@@ -237,11 +269,24 @@ class ExperimentConfig(_Strict):
             return [{"agent": item} if isinstance(item, str) else item for item in value]
         return value
 
+    @model_validator(mode="after")
+    def _bounded_pool(self) -> ExperimentConfig:
+        seats = sum(player.count for player in self.players)  # before any seat is made
+        if seats > MAX_SEATS:
+            raise ValueError(f"the players fill {seats:,} seats (count included); at most "
+                             f"{MAX_SEATS:,}")
+        return self
+
     # -- derived --------------------------------------------------------------------------
 
     def seats(self) -> list[tuple[str, str]]:
-        """(name, spec) of every seat of the pool, players expanded by ``count``."""
-        return [(p.display_name(), p.spec()) for p in self.players for _ in range(p.count)]
+        """(name, spec) of every seat of the pool, players expanded by ``count`` (each
+        player's spec made once)."""
+        seats: list[tuple[str, str]] = []
+        for player in self.players:
+            spec = player.spec()
+            seats.extend([(player.name or spec, spec)] * player.count)
+        return seats
 
     def public_names(self) -> tuple[str, ...]:
         """The name each seat of the pool (as :meth:`seats`) is known by at the table: the
@@ -295,6 +340,7 @@ def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
         raise ConfigError(f"{source}: a config must be a mapping of fields, got "
                           f"{type(data).__name__}")
     check_size(data, source)
+    check_unicode(data, source)
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as error:
@@ -302,11 +348,14 @@ def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
         for problem in error.errors():
             path = _format_location(problem["loc"])
             message = problem["msg"]
+            if problem["type"] == "value_error":  # a validator's own words
+                message = str(problem.get("ctx", {}).get("error", message))
             if problem["type"] == "extra_forbidden":
                 parent = problem["loc"][:-1]
                 model = _model_at(parent)
                 allowed = ", ".join(model.model_fields) if model else "see the docs"
-                message = f"unknown field; allowed fields here: {allowed}"
+                hint = did_you_mean(problem["loc"][-1], model.model_fields) if model else ""
+                message = f"unknown field{hint}; allowed fields here: {allowed}"
             lines.append(f"{source}: {path}: {message}")
         raise ConfigError("\n".join(lines)) from None
     _check_semantics(config, source)
@@ -457,14 +506,41 @@ def check_size(data: Any, source: str) -> None:
             stack.extend(node)
 
 
-def read_yaml_file(path: str | Path) -> Any:
+def check_unicode(data: Any, source: str) -> None:
+    """Raise :class:`ConfigError` naming the field if a text of the config (a key or a value)
+    holds a lone surrogate: a YAML or JSON escape (``"\\ud800"``) makes one, no file can hold
+    it, and saving the config or a record would fail after the games were played."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                where = f"{path}.{key}" if path else str(key)
+                stack.append((where, key) if isinstance(key, str) else ("", None))
+                stack.append((where, value))
+        elif isinstance(node, list | tuple):
+            stack.extend((f"{path}.{index}", item) for index, item in enumerate(node))
+        elif isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ConfigError(f"{source}: {path or '(top level)'}: {node!r} holds "
+                                  f"{describe_character(node[error.start])} at character "
+                                  f"{error.start + 1} ({SURROGATE_NOTE})") from None
+
+
+def read_yaml_file(path: str | Path, *, strict: bool = True) -> Any:
     """The YAML document of a file; a missing, non-UTF-8 or invalid file is a
-    :class:`ConfigError` naming it (and the line, for invalid YAML)."""
+    :class:`ConfigError` naming it (and the line, for invalid YAML). ``strict``: a config a
+    person wrote, read by :func:`dixit_lab.config_yaml.load_yaml` (YAML 1.2 scalars, no key
+    twice); else a file ``yaml.safe_dump`` wrote (a results folder's config.yaml), read back
+    with its own reader."""
     source = Path(path)
     if not source.is_file():
         raise ConfigError(f"config file {source} does not exist")
     try:
-        return yaml.safe_load(source.read_text(encoding="utf-8"))
+        text = source.read_text(encoding="utf-8")
+        return load_yaml(text, str(source)) if strict else yaml.safe_load(text)
     except UnicodeDecodeError as error:
         raise ConfigError(f"{source}: not UTF-8 text (byte {error.start}); save it as "
                           f"UTF-8") from None

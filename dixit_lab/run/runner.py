@@ -25,9 +25,16 @@ import yaml
 from dixit_lab._version import __version__
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.progress import progress, stage
-from dixit_lab.records.files import RECORD_NAMES, compressor, open_text, records_name
+from dixit_lab.records.files import (
+    RECORD_NAMES,
+    compressor,
+    find_records,
+    open_text,
+    records_name,
+)
 from dixit_lab.records.format import game_index
 from dixit_lab.records.integrity import FolderLock, check_saved_line
+from dixit_lab.records.manifest import MANIFEST_NAME, remove_manifest, write_manifest
 from dixit_lab.run.deal_secret import run_secret
 from dixit_lab.run.executors import chunked, get_executor, run_chunks
 from dixit_lab.run.experiment import (
@@ -294,11 +301,16 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                            f"run; run the same command again")
     stats = None
     if missing or parts.is_dir():
+        remove_manifest(folder)  # the games file is rewritten: its manifest follows it
         with stage("merging the parts", show_progress):
             stats = merge_parts(folder, len(specs), config.records, written,
                                 setup.untrusted_specs)
             if stats is None:  # parts of scattered games, or a games file already there
                 _merge(folder, len(specs), config.records)
+    games_file = find_records(folder)
+    assert games_file is not None  # every game is saved
+    if missing or parts.is_dir() or not (folder / MANIFEST_NAME).is_file():
+        write_manifest(folder, games_file, len(specs))  # an old folder's lines were checked
     if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go
         shutil.rmtree(parts)
     result = RunResult(folder, len(specs), played, wall, count)

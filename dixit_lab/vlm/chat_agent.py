@@ -131,7 +131,9 @@ class ChatAgent(Agent):
 
     def vote(self, view: VoteView) -> int:
         own = [position + 1 for position in view.own_positions]
-        labels = [label for label in range(1, len(view.display) + 1) if label not in own]
+        allowed = self.context.rules.own_card_votes  # own cards are votes too
+        labels = [label for label in range(1, len(view.display) + 1)
+                  if allowed or label not in own]
         own_text = ("Card " if len(own) == 1 else "Cards ") + " and ".join(map(str, own)) + \
             (" is yours." if len(own) == 1 else " are yours.")
         answer = self._decide("vote", view.round, labels, 1, view.display, {
@@ -189,10 +191,10 @@ class ChatAgent(Agent):
                 kind, message = problem.kind, str(problem)
             content = (outcome.get("message") or {}).get("content")
             messages = [*messages,
-                        {"role": "assistant", "content": content if isinstance(content, str)
-                         else ""},
-                        {"role": "user", "content": self.templates.retry.format_map(
-                            {**values, "error": message})}]
+                        {"role": "assistant", "content": _sendable(content)
+                         if isinstance(content, str) else ""},
+                        {"role": "user", "content": _sendable(self.templates.retry.format_map(
+                            {**values, "error": message}))}]
         row["fault"] = kind
         raise AgentFailure(kind, f"{message} (after {row['exchanges']} exchange(s) with "
                                  f"{self.model})")
@@ -256,6 +258,15 @@ def image_parts(cards: list[Card], size: int, detail: str | None = None
         parts.append({"type": "text", "text": f"Card {number}:"})
         parts.append({"type": "image_url", "image_url": image})
     return parts
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _sendable(text: str) -> str:
+    """``text`` with each lone surrogate (a reply's JSON may escape one: it is no Unicode)
+    as U+FFFD, so that a retry that quotes the reply can be encoded, keyed and stored."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 _REF = re.compile(r'"(sha256:[0-9a-f]{64}@\d+)"')

@@ -20,15 +20,16 @@ from dixit_lab.core.cards import Deck, load_deck
 from dixit_lab.engine.game import Decision, GameSteps, Phase, agent_answer
 from dixit_lab.vlm.chat_agent import AgentSetupError
 from dixit_lab.vlm.client import EndpointError
-from dixit_lab.vlm.store import ReplayMiss, canonical_json, current_store
+from dixit_lab.vlm.store import ExchangeWriteError, ReplayMiss, canonical_json, current_store
 
 if TYPE_CHECKING:
     from dixit_lab.run.tournament import GameSpec, TableSetup
 
 __all__ = ["FATAL", "has_remote_agents", "play_remote_chunk"]
 
-#: errors that stop the run: they would fail every decision, or break a replay
-FATAL = (EndpointError, ReplayMiss, AgentSetupError)
+#: errors that stop the run: they would fail every decision, or break a replay (an exchange
+#: that cannot be stored)
+FATAL = (EndpointError, ReplayMiss, AgentSetupError, ExchangeWriteError)
 
 
 def has_remote_agents(specs: tuple[str, ...]) -> bool:
@@ -97,6 +98,9 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
                          meta=meta, players=setup.public_names(spec.seats))
         play_game_steps(agents, game, decisions, stop)
     except _Stopped:
+        raise
+    except ExchangeWriteError:  # FILE: reason, as any write the disk refuses
+        stop.set()
         raise
     except Exception as error:
         stop.set()

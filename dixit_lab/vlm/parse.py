@@ -1,14 +1,16 @@
 """Reading a model's reply: strict JSON first, then JSON inside prose or a code fence, then
 the legality of the answer. Every problem is a :class:`ReplyProblem` with its fault class:
 ``unparsable`` (no JSON object with the fields asked for), ``illegal`` (a card that is not
-allowed, an empty clue, the wrong number of cards) or ``refused`` (the model or the server
-declined to answer)."""
+allowed, an empty clue or one that breaks the text rule of :mod:`dixit_lab.text_rule`, the
+wrong number of cards) or ``refused`` (the model or the server declined to answer)."""
 
 from __future__ import annotations
 
 import json
 import re
 from typing import Any
+
+from dixit_lab.text_rule import text_problem
 
 __all__ = ["MAX_CLUE", "ReplyProblem", "read_reply"]
 
@@ -117,7 +119,11 @@ def read_reply(outcome: dict[str, Any], action: str, labels: list[int], n_cards:
         if not isinstance(clue, str) or not clue.strip():
             raise ReplyProblem("illegal" if isinstance(clue, str) else "unparsable",
                                f"the clue must be a non-empty string, got {clue!r}")
-        result["clue"] = " ".join(clue.split())
+        result["clue"] = " ".join(clue.split())  # line breaks too: a model's layout
+        problem = text_problem(result["clue"])
+        if problem:
+            raise ReplyProblem("illegal", f"the clue must be one line of text; it holds "
+                                          f"{problem}")
         if len(result["clue"]) > MAX_CLUE:
             raise ReplyProblem("illegal", f"the clue has {len(result['clue'])} characters; "
                                           f"give a word, a phrase or a sentence of at most "

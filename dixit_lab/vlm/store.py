@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from dixit_lab.errors import UserError
+from dixit_lab.records.format import one_line
 
 __all__ = [
     "ENV_FOLDER",
     "ENV_MODE",
     "MODES",
     "ExchangeStore",
+    "ExchangeWriteError",
     "Mode",
     "ReplayMiss",
     "current_store",
@@ -51,6 +53,12 @@ ENV_MODE = "DIXIT_LAB_EXCHANGE_MODE"
 class ReplayMiss(UserError, RuntimeError):
     """Replay-only mode met a request that was never recorded (a different prompt, model or
     parameter than the recorded run)."""
+
+
+class ExchangeWriteError(OSError):
+    """An exchange could not be appended to the store (a full disk, a quota, a read-only
+    file system): ``FILE: reason``. It stops the run (the decision is no model's fault);
+    the exchanges recorded until then are reused when the run is resumed."""
 
 
 def canonical_json(value: Any) -> str:
@@ -102,10 +110,21 @@ class ExchangeStore:
             self._entries[key] = outcome
             if self.folder is None:
                 return
-            handle = self._segment()
-            handle.write(canonical_json({"key": key, "request": request, "outcome": outcome})
-                         + "\n")
-            handle.flush()
+            line = one_line(canonical_json({"key": key, "request": request,
+                                            "outcome": outcome})) + "\n"
+            handle = None
+            try:
+                handle = self._segment()
+                handle.write(line)
+                handle.flush()
+            except OSError as error:  # a full disk, a quota: name the segment, stop the run
+                self._handle = None  # a later line starts a segment of its own
+                if handle is not None:
+                    with contextlib.suppress(OSError):
+                        handle.close()
+                raise ExchangeWriteError(error.errno, error.strerror or str(error),
+                                         getattr(handle, "name", None) or str(self.folder)
+                                         ) from error
 
     def _segment(self) -> IO[str]:
         if self._handle is None or self._pid != os.getpid():  # a forked child writes its own

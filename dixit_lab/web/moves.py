@@ -8,11 +8,11 @@ sees an illegal human move, so a person's game has no faults.
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
+from dixit_lab.text_rule import text_problem
 
 __all__ = ["CLUE_LIMIT", "DEPTH_LIMIT", "IllegalMove", "check_move", "read_move"]
 
@@ -87,7 +87,9 @@ def _integer(value: Any, what: str) -> int:
 
 
 def check_clue(text: Any) -> str:
-    """The clue as recorded: stripped, at most CLUE_LIMIT characters, no control characters."""
+    """The clue as recorded: stripped, at most CLUE_LIMIT characters, and what the project's
+    one rule lets a clue hold (:func:`dixit_lab.text_rule.text_problem`: valid Unicode, no line
+    or paragraph separator, no control or format character)."""
     if not isinstance(text, str):
         raise IllegalMove("malformed", f"the clue must be a string, got {text!r}", 400)
     text = text.strip()
@@ -96,9 +98,10 @@ def check_clue(text: Any) -> str:
     if len(text) > CLUE_LIMIT:
         raise IllegalMove("clue-length", f"a clue has at most {CLUE_LIMIT} characters; this "
                                          f"one has {len(text)}")
-    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
-        raise IllegalMove("clue-characters", "a clue may not hold control characters or line "
-                                             "breaks")
+    problem = text_problem(text)
+    if problem:
+        raise IllegalMove("clue-characters", f"a clue is one line of text; this one holds "
+                                             f"{problem}")
     return text
 
 
@@ -129,12 +132,12 @@ def _submit(view: SubmitView, move: Any) -> list[int]:
     return cards
 
 
-def _vote(view: VoteView, move: Any) -> int:
+def _vote(view: VoteView, move: Any, own_card_votes: bool = False) -> int:
     position = _integer(move, "the vote")
     if not 0 <= position < len(view.display):
         raise IllegalMove("position", f"vote for a displayed position 0..{len(view.display) - 1}"
                                       f"; {position} is not one")
-    if position in view.own_positions:
+    if position in view.own_positions and not own_card_votes:
         raise IllegalMove("own-card", "a player may never vote for their own card")
     return position
 
@@ -143,9 +146,10 @@ _CHECKS: dict[str, Callable[[Any, Any], Any]] = {"tell": _tell, "submit": _submi
                                                  "vote": _vote}
 
 
-def check_move(action: str, view: Any, body: Any) -> Any:
+def check_move(action: str, view: Any, body: Any, own_card_votes: bool = False) -> Any:
     """The engine's answer for ``body`` (``{"tell": ...}``, ``{"submit": ...}`` or
-    ``{"vote": ...}``) when the seat's pending decision is ``action`` on ``view``."""
+    ``{"vote": ...}``) when the seat's pending decision is ``action`` on ``view``
+    (``own_card_votes``: the rule that lets a player vote for their own card)."""
     if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in _CHECKS:
         raise IllegalMove("malformed", 'a move is one of {"tell": {"card": ID, "clue": TEXT}}, '
                                        '{"submit": [IDS]} or {"vote": POSITION}', 400)
@@ -153,4 +157,6 @@ def check_move(action: str, view: Any, body: Any) -> Any:
     if kind != action:
         raise IllegalMove("turn", f"the game waits for this seat to {action}, not to {kind}",
                           409)
+    if kind == "vote":
+        return _vote(view, move, own_card_votes)
     return _CHECKS[kind](view, move)

@@ -313,7 +313,8 @@ class PlayTable:
             if self.over or decision is None or human.answer is not _NOTHING:
                 raise IllegalMove("turn", "it is not this seat's turn: wait for the others",
                                   409)
-            answer = check_move(decision.action, decision.view, body)
+            answer = check_move(decision.action, decision.view, body,
+                                self.rules.own_card_votes)
             human.answer = answer
             if decision.action == "tell":
                 human.played, human.clue = [answer.card], answer.text
@@ -361,6 +362,7 @@ class PlayTable:
                 "clue_limit": CLUE_LIMIT,
                 "display": cards_json(deck, human.display),
                 "own_positions": list(human.own_positions),
+                "own_card_votes": self.rules.own_card_votes,
                 "played": cards_json(deck, human.played),
                 "vote": human.vote,
                 "scores": scores,

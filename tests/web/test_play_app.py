@@ -151,6 +151,35 @@ def test_illegal_moves_get_4xx_naming_the_rule(tmp_path):
         thread.join(timeout=30)
 
 
+def test_a_person_may_vote_for_their_own_card_where_the_rules_allow_it(tmp_path):
+    """Under own_card_votes the page is told so (own_card_votes in the state) and the move is
+    taken, recorded as a vote on the person's card; the rule books' page refuses it."""
+    data = config_data([{"name": "ann", "agent": "human"},
+                        {"name": "literal", "agent": "literal"},
+                        {"name": "random", "agent": "random"},
+                        {"name": "dice", "agent": "random"}], max_rounds=2)
+    data["rules"]["options"]["own_card_votes"] = True
+    table, thread = start_table(tmp_path, data)
+    client = client_for(table)
+    token = table.humans[0].token
+    url = f"/api/play/{token}"
+    try:
+        view = wait_for_phase(client, token, "tell")
+        assert view["own_card_votes"] is True
+        client.post(url, json=legal_move(view))
+        view = wait_for_phase(client, token, "submit")
+        client.post(url, json=legal_move(view))
+        view = wait_for_phase(client, token, "vote")
+        own = view["own_positions"][0]
+        view = client.post(url, json={"vote": own}).json()
+        while view["phase"] != "over":
+            view = client.get(url, params={"after": view["version"]}).json()
+        assert view["history"][-1]["votes"][0] == own
+    finally:
+        table.stop()
+        thread.join(timeout=30)
+
+
 def test_a_token_sees_only_its_own_seat(tmp_path):
     data = config_data([{"name": "ann", "agent": "human"}, {"name": "bob", "agent": "human"},
                         {"name": "literal", "agent": "literal"},
