@@ -8,6 +8,7 @@ import json
 import pytest
 
 from dixit_lab.core.seeding import deal_seed, game_seed
+from dixit_lab.records.manifest import MANIFEST_NAME
 from dixit_lab.run.deal_secret import SECRET_FILE, folder_secret, run_secret, untrusted_seats
 from dixit_lab.run.experiment import ConfigError, parse_config
 from dixit_lab.run.replay import replay_folder
@@ -48,6 +49,7 @@ def test_an_untrusted_run_keeps_a_secret_that_replays_and_resumes(tmp_path):
     # a run cut short resumes with the same secret: the same games, byte for byte
     lines = games_text(folder).splitlines()
     (folder / "games.jsonl").write_text("\n".join(lines[:2]) + "\n")
+    (folder / MANIFEST_NAME).unlink()  # (a run cut short has not written its manifest)
     run_experiment(config, folder, show_progress=False, write_outputs=False)
     assert records(folder) == first and folder_secret(folder) == secret
     # another run of the same config deals otherwise: a new secret
