@@ -40,7 +40,7 @@ def _schema() -> pa.Schema:
     import pyarrow as pa
 
     ints = pa.list_(pa.int64())
-    fault = pa.struct([("seat", pa.int64()), ("kind", pa.string())])
+    fault = pa.struct([("seat", pa.int64()), ("action", pa.string()), ("kind", pa.string())])
     round_type = pa.struct([
         ("storyteller", pa.int64()), ("clue", pa.string()), ("storyteller_card", pa.int64()),
         ("display", ints), ("card_owner", ints), ("votes", ints), ("points", ints),
@@ -93,6 +93,7 @@ class GameBatch:
     fault_kinds: Any          # (F,) pyarrow strings: its kind
     hands: Any                # (R,) pyarrow list of the storyteller's hand
     unperceived: np.ndarray   # (R, n) 1 if the seat could not perceive the round's clue
+    fault_actions: Any = None  # (F,) pyarrow strings: the action that failed (None: none)
 
     @property
     def games(self) -> int:
@@ -234,7 +235,7 @@ def _from_table(table: pa.Table, record_index: np.ndarray, rule_options: list[st
         faults=faults,
         fault_round=fault_round, fault_seat=fault_seat,
         fault_kinds=fault_structs.field("kind"), hands=flat.field("storyteller_hand"),
-        unperceived=unperceived)
+        unperceived=unperceived, fault_actions=fault_structs.field("action"))
 
 
 def _display_sizes(rounds: Any, sizes: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "END_REASONS",
+    "FAULT_KINDS",
     "GAME_FIELDS",
     "ROUND_FIELDS",
     "Fault",
@@ -59,6 +60,15 @@ class Fault:
     def to_dict(self) -> dict[str, Any]:
         return {"seat": self.seat, "agent": self.agent, "action": self.action,
                 "message": self.message, "kind": self.kind}
+
+
+#: The fault classes (``Fault.kind``) the harness records, each with a column of its own in
+#: ``agents.csv`` (``faults_<kind>``), in this order (a kind an agent reports that is not here
+#: gets a column after them): an answer the rules forbid, an agent that raised, an isolated
+#: agent's timeout or crash, and the model agents' reply that held no answer, declined,
+#: failed at the server, or was not sent because a budget was reached.
+FAULT_KINDS: tuple[str, ...] = ("illegal", "raised", "timeout", "crashed", "unparsable",
+                                "refused", "backend", "budget")
 
 
 #: The fields of a round record, in the order a JSON line holds them, and their JSON kind

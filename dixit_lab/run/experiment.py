@@ -208,6 +208,18 @@ class TuneConfig(_Strict):
     confirm_games: int = Field(default=200, ge=0, le=MAX_GAMES)
 
 
+class ModelBudget(_Strict):
+    """Limits on what the model seats of a run spend together (None: no limit)."""
+
+    max_tokens_total: int | None = Field(default=None, ge=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+
+
+#: fields left out of the resolved config at their default, so that the folders of runs
+#: that do not use them are as they were
+_QUIET_DEFAULTS = {"model_budget": None, "min_model_share": 0.5}
+
+
 class ExperimentConfig(_Strict):
     name: str
     description: str = ""
@@ -220,8 +232,10 @@ class ExperimentConfig(_Strict):
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     on_illegal: Literal["raise", "fallback"] = "fallback"
     #: ``auto`` plays with the batched engine when every agent supports it (same records,
-    #: much faster), ``reference`` forces the one-game-at-a-time engine, ``batched`` insists
-    engine: Literal["auto", "reference", "batched"] = "auto"
+    #: much faster; from 100,000 games the compiled kernel when the ``fast`` extra plays every
+    #: agent), ``reference`` forces the one-game-at-a-time engine, ``batched`` insists on the
+    #: NumPy batched engine, ``compiled`` on the compiled kernel
+    engine: Literal["auto", "reference", "batched", "compiled"] = "auto"
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     #: how the results folder keeps its games: ``games.jsonl.zst`` (Zstandard-compressed JSON
     #: Lines, about a seventh of the bytes) or the plain ``games.jsonl``
@@ -233,6 +247,11 @@ class ExperimentConfig(_Strict):
     deal_secret: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{32}$")
     sweep: dict[str, list[Any]] | None = None
     tune: TuneConfig | None = None
+    #: what the model seats of the run may spend together (docs/vlm.md, Budgets)
+    model_budget: ModelBudget | None = None
+    #: the least share of its decisions a model seat must make itself (the rest are its
+    #: faults' fallbacks) for the run to pass; 0 turns the check off
+    min_model_share: float = Field(default=0.5, ge=0, le=1)
 
     @field_validator("name")
     @classmethod
@@ -322,6 +341,9 @@ class ExperimentConfig(_Strict):
                 if entry.get(option) == default:
                     del entry[option]  # config.yaml as before the option existed
         data["rules"]["resolved"] = self.rule_set().options()
+        for key, default in _QUIET_DEFAULTS.items():
+            if data.get(key) == default:
+                del data[key]
         return data
 
 
@@ -417,7 +439,7 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
         deck.check_playable(size, rules.hand_size_for(size), rules.displayed_cards(size))
     except DeckError as error:
         raise ConfigError(f"{source}: deck: {error}") from None
-    if config.engine == "batched":  # refused here, before a results folder exists
+    if config.engine in ("batched", "compiled"):  # refused before a results folder exists
         from dixit_lab.run.tournament import table_setup
 
         try:

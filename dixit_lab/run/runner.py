@@ -49,10 +49,11 @@ from dixit_lab.run.parts import merge_parts, other_records, save_part
 from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
 from dixit_lab.vlm.store import exchange_session
 
-__all__ = ["RunResult", "prepare_folder", "run_experiment", "run_file", "run_sweep",
-           "table_setup"]
+__all__ = ["ModelShareError", "RunResult", "model_shares", "prepare_folder", "run_experiment",
+           "run_file", "run_sweep", "table_setup"]
 
-_IGNORED_FOR_RESUME = ("executor", "out", "description", "engine", "records")
+_IGNORED_FOR_RESUME = ("executor", "out", "description", "engine", "records",
+                       "min_model_share")
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,51 @@ class RunResult:
     @property
     def games_per_second(self) -> float:
         return self.played / self.wall_seconds if self.wall_seconds > 0 else float("nan")
+
+
+class ModelShareError(ConfigError):
+    """A model seat made fewer of its decisions itself than ``min_model_share``: its row is
+    mostly the seeded fallbacks' play. The results are written; ``result`` is the run's."""
+
+    def __init__(self, message: str, result: RunResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def model_shares(folder: Path, config: ExperimentConfig) -> list[tuple[str, int, float]]:
+    """(player, decisions, share made by the model itself) of each model seat, from the
+    folder's agents.csv."""
+    import pandas as pd
+
+    from dixit_lab.vlm.driver import has_remote_agents
+
+    path = folder / "agents.csv"
+    if not path.is_file():
+        return []
+    table = pd.read_csv(path).set_index("player")
+    out = []
+    untrusted = {spec for (_, spec), isolation in zip(config.seats(), config.isolation(),
+                                                      strict=True) if isolation.untrusted}
+    for name, spec in dict(config.seats()).items():
+        if spec in untrusted:  # never built here (a model agent is trusted code, seated so)
+            continue
+        if has_remote_agents((spec,)) and name in table.index:
+            row = table.loc[name]
+            out.append((str(name), int(row["decisions"]), float(row["own_decision_share"])))
+    return out
+
+
+def _check_model_share(config: ExperimentConfig, result: RunResult) -> None:
+    low = [(name, decisions, share) for name, decisions, share in
+           model_shares(result.folder, config) if share < config.min_model_share]
+    if low:
+        seats = "; ".join(f"{name} made {round(share * decisions)} of {decisions} decisions "
+                          f"itself ({share:.0%})" for name, decisions, share in low)
+        raise ModelShareError(
+            f"{result.folder}: {seats}, under min_model_share {config.min_model_share:g}: "
+            f"the rest are the seeded fallbacks of its faults (faults_* in agents.csv), so "
+            f"its row is mostly not the model's play; the results are written; fix the "
+            f"server or the prompts, or set min_model_share: 0 to accept them", result)
 
 
 def git_commit() -> str | None:
@@ -102,6 +148,21 @@ def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
 def game_specs(config: ExperimentConfig) -> Sequence[GameSpec]:
     return schedule_games(config.schedule.kind, len(config.seats()), config.table_size,
                           config.games, config.seed)
+
+
+def _check_budget_executor(config: ExperimentConfig, kind: str) -> None:
+    """Budgets are kept by one process: refuse them with workers of their own."""
+    if kind == "local":
+        return
+    from dixit_lab.vlm.driver import has_budgets
+
+    trusted = tuple(spec for (_, spec), isolation in zip(config.seats(), config.isolation(),
+                                                          strict=True)
+                    if not isolation.untrusted)  # an untrusted agent is never built here
+    if config.model_budget or has_budgets(trusted):
+        raise ConfigError(f"{config.name}: model budgets (model_budget, max_tokens_total, "
+                          f"max_cost_usd) are kept by one process: use executor: local "
+                          f"(model games are played concurrently in it anyway)")
 
 
 def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
@@ -210,11 +271,11 @@ def prepare_folder(config: ExperimentConfig, folder: Path,
     folder.mkdir(parents=True, exist_ok=True)
     resolved = config.resolved()
     _check_same_experiment(folder, resolved)
-    batched, why = (setup or table_setup(config)).engine_plan()
+    engine, why = (setup or table_setup(config)).engine_choice()
     header = {"experiment": resolved, "dixit_lab_version": __version__,
               "git_commit": git_commit(), "python": sys.version.split()[0],
               DECK_PLAYED: deck_played(config.deck),  # the deck by path and content
-              ENGINE_PLAYED: {"engine": "batched" if batched else "reference", "why": why}}
+              ENGINE_PLAYED: {"engine": engine, "why": why}}
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
 
@@ -242,8 +303,11 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                           f"--out")
     folder.mkdir(parents=True, exist_ok=True)
     with FolderLock(folder):
-        return _run_locked(config, folder, executor, workers, chunk_size, show_progress,
-                           write_outputs, address, exchanges)
+        result = _run_locked(config, folder, executor, workers, chunk_size, show_progress,
+                             write_outputs, address, exchanges)
+    if write_outputs and config.min_model_share > 0:
+        _check_model_share(config, result)
+    return result
 
 
 def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
@@ -263,6 +327,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
         count = get_executor(kind).default_workers(address)
 
     specs = game_specs(config)
+    _check_budget_executor(config, kind)
     secret = run_secret(config, folder)  # untrusted seats: deals no seat can recompute
     done = _done_indices(folder, _line_check(config, specs, secret))
     missing: Sequence[GameSpec] = specs if not done else [
@@ -280,8 +345,10 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
         records = config.records
         bar = progress(total=len(specs), desc=config.name, unit="game",
                        initial=len(specs) - len(missing), disable_all=not show_progress)
+        budget = config.model_budget.model_dump() if config.model_budget else None
         try:
-            with bar, exchange_session(folder / "exchanges", exchanges):  # type: ignore[arg-type]
+            with bar, exchange_session(folder / "exchanges", exchanges,  # type: ignore[arg-type]
+                                       budget):
                 for results in run_chunks(setup, chunks, kind, count or None, address,
                                           parts=parts, records=records):
                     if results[0][1] is not None:  # not written by the worker itself

@@ -31,9 +31,12 @@ __all__ = ["METRIC_SUMS", "GameStats", "batch_stats"]
 METRIC_SUMS: tuple[str, ...] = (
     "win_share", "points_per_game", *(f"{o}_rate" for o in OUTCOME_NAMES),
     "storyteller_points_per_turn", "listener_accuracy", "decoy_votes_per_turn",
-    "observed_find_rate")
+    "observed_find_rate", "listener_chance", "listener_accuracy_own", "listener_chance_own",
+    "some_found_rate_own")
+#: the decisions that are a seat's own: a fault of one of these actions replaced it
+DECISIONS = ("tell", "submit", "vote")
 _COUNTS = ("seats", "games", "storyteller_turns", "listener_turns", "faults", "share_sum",
-           "predicted_sum", "predicted_turns", "unperceived")
+           "predicted_sum", "predicted_turns", "unperceived", "decisions", "action_faults")
 _BINS = 10
 
 
@@ -257,6 +260,21 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
     metric["decoy_votes_per_turn"] = _sums(
         batch.round_game[round_of] * p + listener_code,
         batch.votes_received[round_of, seat_of].astype(float), p)
+    # chance: one over the cards a listener may vote for (the shown ones not its own)
+    own_cards = (batch.card_owner[:, :, None] == np.arange(n)[None, None, :]).sum(axis=1)
+    chance = 1.0 / np.maximum(batch.display.shape[1] - own_cards, 1)
+    vote_keys = round_of * p + listener_code
+    metric["listener_chance"] = _sums(vote_keys, chance[round_of, seat_of], p)
+    failed = _failed_actions(batch)  # (R, n) per decision: a fault replaced it
+    own_vote = ~failed["vote"][round_of, seat_of]
+    metric["listener_accuracy_own"] = _sums(
+        vote_keys[own_vote], batch.found[round_of, seat_of][own_vote].astype(float), p)
+    metric["listener_chance_own"] = _sums(vote_keys[own_vote],
+                                          chance[round_of, seat_of][own_vote], p)
+    own_tell = ~failed["tell"][rows, batch.storyteller]
+    metric["some_found_rate_own"] = _sums(
+        told_keys[own_tell],
+        (batch.outcome_codes == OUTCOME_NAMES.index("some_found"))[own_tell].astype(float), p)
 
     counts = {
         "seats": count(codes), "games": count(present_keys % p),
@@ -264,6 +282,11 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
         "faults": count(seat_code[batch.round_game].ravel(), batch.faults.ravel()),
         "unperceived": count(seat_code[batch.round_game].ravel(), batch.unperceived.ravel()),
         "share_sum": count(codes, share.ravel()),
+        # a tell; a submit and a vote (exact sums: added element by element)
+        "decisions": [a + 2 * b for a, b in zip(count(teller), count(listener_code),
+                                                strict=True)],
+        "action_faults": count(seat_code[batch.round_game].ravel(), np.sum(
+            [failed[action] for action in DECISIONS], axis=0).ravel().astype(float)),
     }
     if predicted is None:
         predicted = np.full(r, np.nan)
@@ -296,6 +319,18 @@ def _counts(values: Any) -> tuple[list[str], list[int]]:
 
     counted = pc.value_counts(values).to_pylist()
     return [row["values"] for row in counted], [int(row["counts"]) for row in counted]
+
+
+def _failed_actions(batch: GameBatch) -> dict[str, np.ndarray]:
+    """Per decision (``tell``, ``submit``, ``vote``), a (R, n) mask of the seat-rounds where
+    a fault replaced the seat's own decision."""
+    masks = {action: np.zeros((batch.rounds, batch.n), dtype=bool) for action in DECISIONS}
+    if len(batch.fault_round) and batch.fault_actions is not None:
+        actions = np.asarray(batch.fault_actions.to_pylist(), dtype=object)
+        for action, mask in masks.items():
+            pick = actions == action
+            mask[batch.fault_round[pick], batch.fault_seat[pick]] = True
+    return masks
 
 
 def _fault_kinds(batch: GameBatch, seat_code: np.ndarray, p: int) -> list[dict[str, int]]:
