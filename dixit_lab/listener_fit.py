@@ -207,16 +207,22 @@ def _records(paths: Iterable[str | Path]) -> Iterable[tuple[GameRecord, Deck]]:
                 yield record, game_deck
 
 
+def deal_key(record: GameRecord) -> tuple[int, ...]:
+    """The deal a game was played from: its experiment seed and deal index (``seed`` and
+    ``spawn_key``), shared by every game of that deal at every table size."""
+    return (record.seed, *record.spawn_key)
+
+
 def training_rows(games: Iterable[tuple[GameRecord, Deck]], embedder: str, clue_bank: str,
                   temperature: float, listeners: Sequence[str] | None = None,
-                  groups: list[tuple[int, int]] | None = None
+                  groups: list[tuple[int, int, tuple[int, ...]]] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Features (rows, len(FEATURES)), outcomes (rows,), the analytic model's probability
     (rows,), and the number of rounds skipped (clue outside the bank, no hand recorded), from
     ``games``: (record, the deck it was played with). With ``listeners``, only the votes of
     seats whose player name, agent spec or agent name (``softmax`` for
     ``softmax(temperature=0.1)``) is one of them count. ``groups``, if given, receives the
-    (game position, round) of every row."""
+    (game position, round, :func:`deal_key`) of every row."""
     wanted = set(listeners) if listeners else None
     from dixit_lab.embeddings import get_space
 
@@ -257,7 +263,7 @@ def training_rows(games: Iterable[tuple[GameRecord, Deck]], embedder: str, clue_
                 outcomes.append(float(vote == target))
                 analytic.append(p)
                 if groups is not None:
-                    groups.append((game, index))
+                    groups.append((game, index, deal_key(record)))
     return (np.asarray(features, dtype=np.float64).reshape(-1, len(FEATURES)),
             np.asarray(outcomes), np.asarray(analytic), skipped)
 
@@ -269,27 +275,32 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
                  ) -> FittedListener:
     """Fit the listener model on the games found under ``paths`` (results folders or
     ``games.jsonl`` files), from the votes of every listener or of the agent specs given in
-    ``listeners`` only. Every ``1 / holdout``-th game is held out: the model is fitted on the
-    others, and ``info`` reports its log loss, Brier score and reliability table on the
-    held-out games (next to the analytic model's) as well as in-sample. ``sources`` (default
-    ``paths``) is what ``info`` records as the data's origin, e.g. the config that made it."""
+    ``listeners`` only. Every ``1 / holdout``-th deal is held out with all its games (a deal
+    is an experiment seed and deal index: the games of a sweep's points and table sizes share
+    them; :func:`~dixit_lab.listener_fit_eval.holdout_mask`): the model is fitted on the
+    other deals' games, and ``info`` reports its log loss, Brier score and reliability table
+    on the held-out games (next to the analytic model's) as well as in-sample. ``sources``
+    (default ``paths``) is what ``info`` records as the data's origin, e.g. the config that
+    made it."""
     from sklearn.linear_model import LogisticRegression
 
     from dixit_lab.embeddings import make_embedder
     from dixit_lab.listener_fit_eval import holdout_mask, reliability_table, scores
 
-    groups: list[tuple[int, int]] = []
+    groups: list[tuple[int, int, tuple[int, ...]]] = []
     x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature,
                                             listeners, groups)
     if len(y) < 50 or y.min() == y.max():
         raise ValueError(f"not enough usable rounds to fit a listener model: {len(y)} listener "
                          f"votes ({skipped} rounds skipped: clue outside the bank or no hand "
                          f"recorded); found rate {y.mean() if len(y) else float('nan'):.2f}")
-    keys = np.asarray(groups, dtype=np.int64).reshape(-1, 2)
-    held = holdout_mask(keys[:, 0], holdout)
+    keys = np.asarray([(game, index) for game, index, _ in groups],
+                      dtype=np.int64).reshape(-1, 2)
+    deals = [deal for _, _, deal in groups]
+    held = holdout_mask(deals, holdout)
     train = ~held
     if held.sum() < 20 or y[train].min() == y[train].max():
-        raise ValueError(f"too few games to hold {holdout:.0%} out: {int(held.sum())} held-out "
+        raise ValueError(f"too few deals to hold {holdout:.0%} out: {int(held.sum())} held-out "
                          f"votes; log more games")
     mean = x[train].mean(axis=0)
     scale = x[train].std(axis=0)
@@ -304,7 +315,10 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
         "rounds_skipped": int(skipped),
         "sources": [str(p) for p in (sources or paths)],
         "listeners": list(listeners) if listeners else "all",
-        "holdout": {"share": holdout, "rule": "every round(1/share)-th game held out",
+        "holdout": {"share": holdout,
+                    "rule": "every round(1/share)-th deal (experiment seed, deal index) held "
+                            "out with all its games",
+                    "deals": len({deal for deal, out in zip(deals, held, strict=True) if out}),
                     "games": len(np.unique(keys[held, 0])), "votes": int(held.sum())},
         "voters_seen": sorted({int(v) for v in voters}),
         "fitted": scores(fitted_p[held], y[held]),

@@ -1,7 +1,9 @@
 """Honest evaluation of a fitted listener model: held-out games and reliability tables.
 
-:func:`holdout_mask` keeps every ``k``-th game out of the fit (by its position in the logged
-games, so whole games are held out and a round's votes never straddle the split).
+:func:`holdout_mask` keeps every ``k``-th deal out of the fit: a deal is its experiment seed and
+deal index (a game's ``seed`` and ``spawn_key``), which every game dealt from it shares, at every
+table size and sweep point; so all the games of a held-out deal are held out, and the model is
+never trained on a deal it is evaluated on (nor a round's votes split).
 :func:`reliability_table` bins predictions into equal-width bins and gives each bin's
 observed find rate with a Wilson interval at the effective sample size of its rounds (the
 votes of one round share the clue and the display, see :mod:`dixit_lab.intervals`).
@@ -9,6 +11,7 @@ votes of one round share the clue and the display, see :mod:`dixit_lab.intervals
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -20,13 +23,15 @@ __all__ = ["holdout_mask", "plot_reliability", "reliability_table", "run_trainin
 _EPS = 1e-4
 
 
-def holdout_mask(games: np.ndarray, share: float) -> np.ndarray:
-    """True for the rows of held-out games: every ``round(1 / share)``-th distinct game."""
+def holdout_mask(deals: Sequence[tuple[int, ...]], share: float) -> np.ndarray:
+    """True for the rows of held-out deals: every ``round(1 / share)``-th distinct deal, in
+    sorted order (``deals``: one sortable key per row, e.g. (seed, spawn key); for one
+    experiment's deals 0, 1, 2, ... the deals ``k - 1, 2k - 1, ...``)."""
     if not 0.0 < share < 1.0:
         raise ValueError(f"holdout share must be in (0, 1), got {share}")
     every = max(2, round(1.0 / share))
-    _, position = np.unique(games, return_inverse=True)
-    return position % every == every - 1
+    rank = {deal: i for i, deal in enumerate(sorted(set(deals)))}
+    return np.array([rank[deal] % every == every - 1 for deal in deals], dtype=bool)
 
 
 def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:

@@ -33,6 +33,26 @@ def fixture_games(tmp_path_factory):
     return folder
 
 
+def test_fit_listener_holds_out_whole_deals_across_sweep_points(tmp_path):
+    """Two sweep points (4 and 5 players) that reuse the deals 0..12 of one experiment seed:
+    deals 4 and 9 are held out at both table sizes, so the fit never sees a held-out deal
+    (holding out every 5th game by position would hold out deal 1's 5-player game while
+    training on its 4-player game)."""
+    deck = load_deck("dreams")
+    for point, n_players in enumerate((4, 5)):
+        records = []
+        for deal in range(13):
+            agents = [make_agent("ambiguity(target=0.5)")] + \
+                [make_agent("softmax") for _ in range(n_players - 1)]
+            records.append(play_game(agents, get_rules("classic"), deck, game_seed(11, deal)))
+        folder = tmp_path / "points" / f"{point:03d}"
+        folder.mkdir(parents=True)
+        write_jsonl(records, folder / "games.jsonl")
+    info = fit_listener([tmp_path]).info
+    assert info["holdout"]["deals"] == 2 and info["holdout"]["games"] == 4
+    assert "deal" in info["holdout"]["rule"]
+
+
 def test_fit_listener_writes_plain_json(fixture_games, tmp_path):
     fitted = fit_listener([fixture_games])
     path = fitted.save(tmp_path / "model.json")
@@ -42,9 +62,9 @@ def test_fit_listener_writes_plain_json(fixture_games, tmp_path):
     assert data["info"]["votes"] > 1000
     loaded = FittedListener.load(path)
     assert loaded == fitted
-    # the fit beats the prior on the held-out games (every 5th game: 8 of 40)
+    # the fit beats the prior on the held-out games (every 5th deal: 8 of 40)
     info = fitted.info
-    assert info["holdout"]["games"] == 8
+    assert info["holdout"]["games"] == info["holdout"]["deals"] == 8
     assert info["fitted"]["votes"] == info["holdout"]["votes"] < info["votes"] / 4
     y_mean = info["fitted"]["mean_observed"]
     prior = -(y_mean * np.log(y_mean) + (1 - y_mean) * np.log(1 - y_mean))
