@@ -41,7 +41,7 @@ class TheoryOfMindAgent(ModelStoryteller):
 
     As storyteller it assumes the table is of one type (the listeners' evidence pooled: the
     table posterior is the product of the seats' likelihoods): for every (card of its hand,
-    clue) pair, each type's expected points under the rules (the exact listener model of that
+    clue) pair, each type's expected points under the rules (the listener model of that
     type's space with softmax decoys, corrected like ``pragmatic``'s for listeners who share a
     table), averaged over the table posterior. Averaging points rather than find
     probabilities keeps the correlation that an unknown shared type induces (if the type is
@@ -76,21 +76,16 @@ class TheoryOfMindAgent(ModelStoryteller):
         key = (context.deck.fingerprint, n, rules)
         if key != self._types_key:
             self._types_key = key
-            finds, points, preferences, temperatures = [], [], [], []
+            models, preferences, temperatures = [], [], []
             for spec in self.embedders:
                 space = get_space(spec, context.deck, self.clues)
                 if space.clues.texts != self.space.clues.texts:
                     raise ValueError(f"embedder {spec!r} has another clue bank")
                 for t in self.temperatures:
-                    model = listener_model(space, t, rules.hand_size_for(n),
-                                           rules.cards_per_player(n), n - 2, t)
-                    finds.append(model.find)
-                    points.append(expected_storyteller_points(
-                        model.find, n - 1, rules, model.find_variance).astype(np.float32))
+                    models.append(listener_model(space, t, rules, n, t))
                     preferences.append(space.similarity)
                     temperatures.append(t)
-            self.type_find = np.stack(finds)                 # (types, cards, clues)
-            self.type_points = np.stack(points)              # (types, cards, clues)
+            self.type_models = models                        # per type, by round
             self.type_similarity = preferences               # per type (clues, cards)
             self.type_temperature = np.array(temperatures)
         self.log_posterior = np.zeros((n, len(self.type_temperature)))
@@ -129,6 +124,15 @@ class TheoryOfMindAgent(ModelStoryteller):
         weights = np.exp(total - total.max())
         return weights / weights.sum()
 
-    def pair_scores(self, hand: list[int]) -> np.ndarray:
+    def type_points(self, hand: list[int], round_index: int) -> np.ndarray:
+        """(types, len(hand), clues): each type's expected points of the hand's pairs in
+        that round."""
+        rules, voters = self.context.rules, self.context.n_players - 1
+        return np.stack([expected_storyteller_points(
+            model.find_at(round_index)[hand], voters, rules,
+            model.variance_at(round_index)[hand]) for model in self.type_models])
+
+    def pair_scores(self, hand: list[int], round_index: int) -> np.ndarray:
         weights = self.table_posterior
-        return np.einsum("t,thk->hk", weights, self.type_points[:, hand, :]).astype(np.float32)
+        return np.einsum("t,thk->hk", weights,
+                         self.type_points(hand, round_index)).astype(np.float32)

@@ -11,7 +11,8 @@ Features of a pair (card ``c`` of the hand ``H``, clue ``k``):
 ``similarity``   s(k, c), the clue–card similarity;
 ``margin``       s(k, c) − max over the rest of the hand of s(k, ·);
 ``deck_rank``    the share of the deck's other cards less similar to the clue than ``c``;
-``model_logit``  the logit of the analytic model's find probability (``temperature``);
+``model_logit``  the logit of the analytic model's find probability (``temperature``) in
+                 the round of the turn;
 ``voters``       the number of listeners.
 """
 
@@ -29,6 +30,7 @@ from dixit_lab.cards import Deck, data_root, load_deck
 from dixit_lab.experiment import ConfigError
 from dixit_lab.listener_model import deck_rank_fraction, listener_model
 from dixit_lab.records import GameRecord, player_names, read_jsonl
+from dixit_lab.rules import RuleSet
 
 __all__ = [
     "FEATURES",
@@ -53,22 +55,29 @@ def _logit(p: np.ndarray) -> np.ndarray:
 class FeatureTable:
     """Per-space, per-table-shape precomputations for :func:`pair_features`."""
 
-    def __init__(self, space: Any, temperature: float, hand_size: int, decoys: int,
-                 other_listeners: int) -> None:
+    def __init__(self, space: Any, temperature: float, rules: RuleSet, n_players: int) -> None:
         self.space = space
         self.similarity_by_card = np.ascontiguousarray(np.asarray(space.similarity).T,
                                                        dtype=np.float64)
         self.rank = deck_rank_fraction(space.similarity)
-        self.model = listener_model(space, temperature, hand_size, decoys, other_listeners,
+        self.model = listener_model(space, temperature, rules, n_players,
                                     temperature)  # softmax decoys, as the population
-        self.model_logit = _logit(self.model.find)
-        self.voters = other_listeners + 1
+        self._logits: dict[int, np.ndarray] = {}
+        self.voters = n_players - 1
+
+    def model_logit(self, round_index: int) -> np.ndarray:
+        """(cards, clues) the logit of the analytic model's find probability in that round."""
+        key = self.model.position_key(round_index)
+        logit = self._logits.get(key)
+        if logit is None:
+            logit = self._logits[key] = _logit(self.model.find_at(round_index))
+        return logit
 
 
-def pair_features(table: FeatureTable, hand: Sequence[int],
+def pair_features(table: FeatureTable, hand: Sequence[int], round_index: int,
                   clues: slice | np.ndarray | int = slice(None)) -> dict[str, np.ndarray]:
-    """Features of every (card of ``hand``, clue) pair: arrays of shape (len(hand), n_clues)
-    (or (len(hand),) for a single clue index)."""
+    """Features of every (card of ``hand``, clue) pair in round ``round_index``: arrays of
+    shape (len(hand), n_clues) (or (len(hand),) for a single clue index)."""
     rows = list(hand)
     sim = table.similarity_by_card[rows][:, clues]
     if len(rows) > 1:
@@ -81,7 +90,7 @@ def pair_features(table: FeatureTable, hand: Sequence[int],
         "similarity": sim,
         "margin": sim - others,
         "deck_rank": np.asarray(table.rank[rows][:, clues], dtype=np.float64),
-        "model_logit": table.model_logit[rows][:, clues],
+        "model_logit": table.model_logit(round_index)[rows][:, clues],
         "voters": np.full(sim.shape, float(table.voters)),
     }
 
@@ -226,32 +235,30 @@ def training_rows(games: Iterable[tuple[GameRecord, Deck]], embedder: str, clue_
     wanted = set(listeners) if listeners else None
     from dixit_lab.embeddings import get_space
 
-    tables: dict[tuple[str, int, tuple[Any, ...]], FeatureTable] = {}
+    tables: dict[tuple[str, int, RuleSet], FeatureTable] = {}
     features: list[list[float]] = []
     outcomes: list[float] = []
     analytic: list[float] = []
     skipped = 0
     for game, (record, deck) in enumerate(games):
         n = record.n_players
-        options = record.rule_options
-        hand_size = options["hand_size_three_players"] if n == 3 else options["hand_size"]
-        decoys = options["decoys_three_players"] if n == 3 else 1
-        key = (deck.fingerprint, n, (hand_size, decoys))
+        rules = RuleSet(**record.rule_options)
+        key = (deck.fingerprint, n, rules)
         table = tables.get(key)
         if table is None:
             space = get_space(embedder, deck, clue_bank)
-            table = tables[key] = FeatureTable(space, temperature, hand_size, decoys, n - 2)
+            table = tables[key] = FeatureTable(space, temperature, rules, n)
         for index, rnd in enumerate(record.rounds):
             if not rnd.storyteller_hand or rnd.clue not in table.space.clues:
                 skipped += 1
                 continue
             clue = table.space.clue_index(rnd.clue)
             hand = list(rnd.storyteller_hand)
-            values = pair_features(table, hand, clue)
+            values = pair_features(table, hand, index, clue)
             row = hand.index(rnd.storyteller_card)
             vector = [float(values[name][row]) for name in FEATURES]
             target = rnd.display.index(rnd.storyteller_card)
-            p = float(table.model.find[rnd.storyteller_card, clue])
+            p = float(table.model.find_at(index)[rnd.storyteller_card, clue])
             names = player_names(record)
             for seat, vote in enumerate(rnd.votes):
                 if vote is None:

@@ -11,6 +11,7 @@ votes of one round share the clue and the display, see :mod:`dixit_lab.intervals
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -47,9 +48,10 @@ def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
 
 
 def reliability_table(p: np.ndarray, y: np.ndarray, rounds: np.ndarray,
-                      bins: int = 10) -> list[dict[str, float]]:
+                      bins: int = 10) -> list[dict[str, float | None]]:
     """One row per non-empty equal-width bin of predicted probability: its range, mean
-    prediction, observed rate with a round-clustered 95% Wilson interval, and vote count."""
+    prediction, observed rate with a round-clustered 95% Wilson interval (None, JSON null,
+    for a bin whose votes come from one round: no interval), and vote count."""
     edges = np.linspace(0.0, 1.0, bins + 1)
     index = np.clip(np.digitize(p, edges) - 1, 0, bins - 1)
     table = []
@@ -58,9 +60,11 @@ def reliability_table(p: np.ndarray, y: np.ndarray, rounds: np.ndarray,
         if not mask.any():
             continue
         rate, low, high = clustered_rate_interval(y[mask], rounds[mask])
+        known = math.isfinite(low) and math.isfinite(high)
         table.append({"low": float(edges[b]), "high": float(edges[b + 1]),
                       "predicted": float(p[mask].mean()), "observed": rate,
-                      "ci_low": low, "ci_high": high, "count": int(mask.sum())})
+                      "ci_low": low if known else None, "ci_high": high if known else None,
+                      "count": int(mask.sum())})
     return table
 
 
@@ -96,8 +100,10 @@ def plot_reliability(info: dict, path: str) -> str:
         rows = info.get(key) or []
         x = [r["predicted"] for r in rows]
         y = [r["observed"] for r in rows]
-        errors = [[r["observed"] - r["ci_low"] for r in rows],
-                  [r["ci_high"] - r["observed"] for r in rows]]
+        errors = [[r["observed"] - (r["ci_low"] if r["ci_low"] is not None else r["observed"])
+                   for r in rows],
+                  [(r["ci_high"] if r["ci_high"] is not None else r["observed"]) - r["observed"]
+                   for r in rows]]
         ax.errorbar(x, y, yerr=errors, marker="o", capsize=3, color=colour, label=label)
     held = info.get("holdout", {})
     ax.set_xlim(0, 1)

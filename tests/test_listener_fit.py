@@ -70,8 +70,11 @@ def test_fit_listener_writes_plain_json(fixture_games, tmp_path):
     prior = -(y_mean * np.log(y_mean) + (1 - y_mean) * np.log(1 - y_mean))
     assert info["fitted"]["log_loss"] < prior
     assert info["fitted_in_sample"]["votes"] + info["fitted"]["votes"] == info["votes"]
+    # a bin's interval, or null when its votes come from one round (plain JSON: no NaN)
     assert all(0 <= row["ci_low"] <= row["observed"] <= row["ci_high"] <= 1
-               for row in info["reliability_fitted"])
+               if row["ci_low"] is not None else row["ci_high"] is None
+               for row in info["reliability_fitted"] + info["reliability_analytic"])
+    assert "NaN" not in path.read_text()
     assert info["voters_seen"] == [3]
 
 
@@ -86,7 +89,8 @@ def test_cli_fit_listener_and_calibrated_agent(fixture_games, tmp_path, capsys):
         assert rnd.storyteller_card in rnd.storyteller_hand and not rnd.faults
     teller = agents[0]
     told = next(r for r in record.rounds if r.storyteller == 0)
-    p = teller.predicted_find(list(told.storyteller_hand), told.storyteller_card, told.clue)
+    p = teller.predicted_find(list(told.storyteller_hand), told.storyteller_card, told.clue,
+                              record.rounds.index(told))
     assert 0.0 < p < 1.0
 
 

@@ -63,3 +63,18 @@ def test_reliability_diagram_is_a_png(tmp_path):
             "holdout": {"games": 10, "votes": 500}}
     path = plot_reliability(info, str(tmp_path / "r.png"))
     Image.open(path).verify()
+
+
+def test_a_bin_of_one_round_has_no_interval_and_still_plots(tmp_path):
+    """One round's votes cannot give a clustered interval: the bin says so with None (JSON
+    null, not NaN, so a saved model loads back equal) and the diagram draws it bare."""
+    from dixit_lab.listener_fit_eval import plot_reliability
+
+    p = np.array([0.05, 0.06, 0.55, 0.56, 0.57, 0.58])
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 1.0])
+    table = reliability_table(p, y, np.array([7, 7, 1, 2, 3, 4]))
+    assert table[0]["ci_low"] is None and table[0]["ci_high"] is None
+    assert table[1]["ci_low"] is not None and table[1]["ci_low"] <= table[1]["observed"]
+    info = {"reliability_fitted": table, "reliability_analytic": table,
+            "holdout": {"games": 1, "votes": 6}}
+    assert plot_reliability(info, str(tmp_path / "r.png")).endswith("r.png")

@@ -62,16 +62,21 @@ def test_the_posterior_finds_how_the_listeners_see(agent):
 def test_scores_average_each_types_expected_points(agent):
     agent.begin_game(GameContext(0, 5, RULES, agent.context.deck, ("x",) * 5, stream_base=3))
     hand = [3, 9, 14, 27, 31, 40]
-    points = [expected_storyteller_points(agent.type_find[h][hand].astype(np.float64), 4,
-                                          RULES, 0) for h in range(2)]
-    # uniform prior: the average of the two types' points (each with its variance correction)
-    assert np.allclose(agent.table_posterior, 0.5)
-    assert np.allclose(agent.pair_scores(hand), agent.type_points[:, hand].mean(axis=0))
-    agent.log_posterior[1:, 0] = -20.0  # the listeners' votes all say "text"
-    assert agent.table_posterior[1] > 0.999
-    assert np.allclose(agent.pair_scores(hand), agent.type_points[1][hand], atol=1e-4)
-    # the correction for a shared table lowers the points of every pair
-    assert (agent.type_points[1][hand] <= points[1] + 1e-5).all()
+    for round_index in (0, 6):
+        find = [model.find_at(round_index)[hand].astype(np.float64)
+                for model in agent.type_models]
+        points = [expected_storyteller_points(find[h], 4, RULES, 0) for h in range(2)]
+        typed = agent.type_points(hand, round_index)
+        # uniform prior: the average of the two types' points (each with its variance
+        # correction)
+        agent.log_posterior[:] = 0.0
+        assert np.allclose(agent.table_posterior, 0.5)
+        assert np.allclose(agent.pair_scores(hand, round_index), typed.mean(axis=0))
+        agent.log_posterior[1:, 0] = -20.0  # the listeners' votes all say "text"
+        assert agent.table_posterior[1] > 0.999
+        assert np.allclose(agent.pair_scores(hand, round_index), typed[1], atol=1e-4)
+        # the correction for a shared table lowers the points of every pair
+        assert (typed[1] <= points[1] + 1e-5).all()
 
 
 def test_plays_legal_games_on_the_reference_engine_only():
