@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dixit_lab.agent import register_agent
+from dixit_lab.core.agent import register_agent
 from dixit_lab_agents.model_storyteller import ModelStoryteller
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
@@ -18,7 +18,7 @@ class AmbiguityAgent(ModelStoryteller):
     from their hand (drawn by a softmax, or their best match with ``decoys="best"``), hands
     whose cards follow the round's pool law (the cards that match clues well leave the hands
     first), and each listener votes by a softmax of similarities with temperature
-    ``temperature`` (see :mod:`dixit_lab.listener_model`). It
+    ``temperature`` (see :mod:`dixit_lab.listener.model`). It
     tells the pair whose ``p`` is closest to ``target`` (0 = nobody should find it, 1 =
     everybody), preferring, among near ties, the clue most similar to its card. As a listener
     it plays like ``literal``.

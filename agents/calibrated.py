@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dixit_lab.agent import GameContext, register_agent
-from dixit_lab.listener_fit import FeatureTable, FittedListener, pair_features
-from dixit_lab.listener_model import expected_storyteller_points
+from dixit_lab.core.agent import GameContext, register_agent
+from dixit_lab.listener.fit import FeatureTable, FittedListener, pair_features
+from dixit_lab.listener.model import expected_storyteller_points
 from dixit_lab_agents.model_storyteller import ModelStoryteller
 
 DEFAULT_MODEL = "softmax-conse"
@@ -16,7 +16,7 @@ DEFAULT_MODEL = "softmax-conse"
 class CalibratedAgent(ModelStoryteller):
     """Like ``pragmatic``, but the probability that one listener finds its card comes from a
     classifier fitted on logged rounds (``dixit-lab fit-listener``; see
-    :mod:`dixit_lab.listener_fit`) instead of from the analytic model.
+    :mod:`dixit_lab.listener.fit`) instead of from the analytic model.
 
     For every (card of its hand, clue) pair it computes the features a storyteller can know
     before telling — the clue–card similarity, its margin over the rest of its hand, the card's

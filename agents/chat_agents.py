@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from dixit_lab.agent import GameContext, register_agent
-from dixit_lab.cards import Card
+from dixit_lab.core.agent import GameContext, register_agent
+from dixit_lab.core.cards import Card
 from dixit_lab.vlm.chat_agent import AgentSetupError, ChatAgent, image_parts, wire_images
 from dixit_lab.vlm.images import image_ref
 

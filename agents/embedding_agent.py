@@ -8,22 +8,18 @@ matrix. Decisions are lookups and a few NumPy operations; no model runs on the h
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 
-from dixit_lab.agent import Agent, GameContext
+from dixit_lab.core.agent import Agent, GameContext
 from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError, get_space
 
 __all__ = ["EmbeddingAgent"]
 
-_WARNED: set[tuple[str, int]] = set()  # (agent name, space) that warned of an unheard clue
-
-
 @functools.lru_cache(maxsize=64)
 def _check_perception(embedder: str, clues: str) -> None:
     """Raise (naming it) for an unknown embedder, embedder parameter or clue bank."""
-    from dixit_lab.clues import ClueBank
+    from dixit_lab.core.clues import ClueBank
     from dixit_lab.embeddings import make_embedder
 
     make_embedder(embedder)
@@ -119,8 +115,10 @@ class EmbeddingAgent(Agent):
     def clue_row(self, text: str) -> list[float]:
         """Similarity of ``text`` with every card of the deck, as a list indexed by card.
 
-        A clue outside the bank is embedded on the fly when the model is installed; without
-        the model the agent warns (once per process) and sees every card as equally similar."""
+        A clue outside the bank is embedded on the fly when the model is installed. Without
+        the model the agent cannot perceive it: it says so to its context
+        (:meth:`~dixit_lab.core.agent.GameContext.cannot_perceive`, so the round records it and
+        ``agents.csv`` counts it) and decides as if every card were equally similar."""
         return self._rows[text]
 
     @property
@@ -128,28 +126,45 @@ class EmbeddingAgent(Agent):
         """``clue_row`` as a mapping from the clue's text (computed on first use)."""
         return self._rows
 
-    def _perceive_clue(self, text: str) -> list[float]:
+    def clue_perception_problem(self) -> tuple[str, str] | None:
+        """Why this agent could not perceive a clue outside its clue bank here (its
+        embedder's text model is not installed): (what is missing, the extra that installs
+        it), or None. Checked when a config seats it with players who write free text
+        (people, model agents)."""
+        if self._space_override is not None:
+            return None
+        from dixit_lab.embeddings import text_model_problem
+
+        return text_model_problem(self.embedder)
+
+    def _perceive_clue(self, text: str) -> list[float] | None:
+        """The clue's row, or None (said to the context) if it cannot be perceived here."""
         try:
             vector = self.space.text_similarity(text)
-        except (KeyError, ModelUnavailableError) as error:
-            key = (self.name, id(self.space))
-            if key not in _WARNED:  # once per agent and space: a model storyteller's
-                _WARNED.add(key)   # every clue is new
-                warnings.warn(f"agent {self.name!r} cannot perceive clue {text!r} ({error}); "
-                              f"it treats every card as equally similar for this and any "
-                              f"other clue outside the bank (warned once per process)",
-                              stacklevel=4)
-            vector = np.zeros(len(self.space.deck), dtype=np.float32)
+        except (KeyError, ModelUnavailableError):
+            self.context.cannot_perceive(text)
+            return None
         return np.asarray(vector).tolist()  # Python floats, as float(x) gives
 
 
 class _ClueRows(dict[str, list[float]]):
-    """An agent's clue rows by text, each perceived on first use."""
+    """An agent's clue rows by text, each perceived on first use. A clue it cannot perceive
+    is not kept: every later use says so to the game's context again (a later round, or a
+    later game, with the same clue is counted too) and reads a row of zeros."""
 
     def __init__(self, agent: EmbeddingAgent) -> None:
         super().__init__()
         self.agent = agent
+        self.unheard: set[str] = set()
+        self.zeros = [0.0] * len(agent.space.deck) if hasattr(agent, "space") else []
 
     def __missing__(self, text: str) -> list[float]:
-        row = self[text] = self.agent._perceive_clue(text)
+        if text in self.unheard:
+            self.agent.context.cannot_perceive(text)
+            return self.zeros
+        row = self.agent._perceive_clue(text)
+        if row is None:
+            self.unheard.add(text)
+            return self.zeros
+        self[text] = row
         return row

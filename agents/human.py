@@ -7,7 +7,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
+from dixit_lab.core.agent import (
+    Agent,
+    Clue,
+    GameContext,
+    SubmitView,
+    TellView,
+    VoteView,
+    register_agent,
+)
 from dixit_lab.web.decisions import DECISIONS_ENV, load_decisions, view_key
 
 _LOADED: dict[tuple[str, float], dict[str, tuple[str, Any]]] = {}
@@ -28,6 +36,8 @@ def _recorded() -> dict[str, tuple[str, Any]] | None:
 class HumanAgent(Agent):
     """A person's seat: played through the web page of ``dixit-lab play``; replayed from the
     recorded decisions of its results folder."""
+
+    writes_free_text = True  # a person types any clue
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)

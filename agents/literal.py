@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import Clue, SubmitView, TellView, VoteView, register_agent
+from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab_agents.backends import MANY, ONE, Backend
-from dixit_lab_agents.batch_tools import check_same_bank
+from dixit_lab.policy.backends import MANY, ONE, Backend
+from dixit_lab.policy.batch_tools import check_same_bank
 from dixit_lab_agents.embedding_agent import EmbeddingAgent
 
 
@@ -45,7 +45,7 @@ class LiteralAgent(EmbeddingAgent):
         return self.decide.vote(view.display, view.own_positions, view.clue, None)
 
     def batch_policy(self) -> LiteralPolicy:
-        """The same decisions over many games at once (dixit_lab.batched)."""
+        """The same decisions over many games at once (dixit_lab.engine.batched)."""
         return LiteralPolicy(self, MANY)
 
 

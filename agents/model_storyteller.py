@@ -6,15 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import Clue, GameContext, TellView
+from dixit_lab.core.agent import Clue, GameContext, TellView
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab.listener_model import ListenerModel, listener_model
-from dixit_lab_agents.backends import MANY, ONE, Backend
-from dixit_lab_agents.batch_tools import orderable, searchsorted_rows
+from dixit_lab.listener.model import ListenerModel, listener_model
+from dixit_lab.policy.backends import MANY, ONE, Backend
+from dixit_lab.policy.batch_tools import orderable, searchsorted_rows
 from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
-__all__ = ["DECOY_MODELS", "ModelStoryteller"]
+__all__ = ["DECOY_MODELS", "ModelStoryteller", "NearBest", "near_best"]
 
 #: how a model storyteller assumes the other listeners choose their decoys
 DECOY_MODELS = ("softmax", "best")
@@ -26,7 +26,7 @@ class ModelStoryteller(LiteralAgent):
     most similar to its card. As a listener it plays like ``literal``.
 
     ``temperature`` is the softmax temperature it assumes its listeners vote with (see
-    :mod:`dixit_lab.listener_model`); give it the population's temperature. ``decoys`` is how
+    :mod:`dixit_lab.listener.model`); give it the population's temperature. ``decoys`` is how
     it assumes the other listeners choose the cards they submit: ``"softmax"`` (drawn by a
     softmax of similarities with the same temperature, as the ``softmax`` population does)
     or ``"best"`` (their best match, as ``literal`` does).
@@ -112,10 +112,8 @@ class ModelStoryteller(LiteralAgent):
             card, clue = self.policy_at(view.round, ONE).tell(view.hand, None)
             return Clue(card, self.space.clues.texts[clue])
         hand = list(view.hand)  # scores that depend on the hand: every pair of it
-        scores = self.pair_scores(hand, view.round)
-        near = scores >= scores.max() - self.tolerance
-        similarity = np.where(near, self.similarity_by_card[hand], -np.inf)
-        row, clue = divmod(int(np.argmax(similarity)), similarity.shape[1])
+        row, clue = near_best(self.pair_scores(hand, view.round), self.similarity_by_card[hand],
+                              self.tolerance)
         return Clue(hand[row], self.space.clues.texts[clue])
 
     def predicted_find(self, hand: list[int], card: int, clue_text: str,
@@ -159,15 +157,30 @@ class ModelStoryteller(LiteralAgent):
         return policy
 
     def batch_policy(self) -> ModelStorytellerPolicy:
-        """The same decisions over many games at once (dixit_lab.batched)."""
+        """The same decisions over many games at once (dixit_lab.engine.batched)."""
         if not self.table_based:
             raise ValueError(f"{self.name} has no batched policy")
         return self.policy_at(0, MANY)
 
 
+def near_best(scores: np.ndarray, similarity: np.ndarray, tolerance: float) -> tuple[int, int]:
+    """The tie-break of every model storyteller, on one hand's (h, n_clues) pair scores and
+    similarities: among the pairs whose score is within ``tolerance`` of the best, the most
+    similar; among equally similar pairs, the first card of the hand, then the lowest clue row.
+    Compared in float32, as :class:`NearBest` (its index for a fixed table) compares them.
+    Returns the (position in the hand, clue row)."""
+    scores = np.asarray(scores, dtype=np.float32)
+    threshold = scores.max() - np.float32(tolerance)
+    near = np.where(scores >= threshold, np.asarray(similarity, dtype=np.float32),
+                    np.float32(-np.inf))
+    row, clue = divmod(int(np.argmax(near)), near.shape[1])
+    return row, clue
+
+
 class NearBest:
-    """A fixed score table, indexed for the tell: among the (card of the hand, clue) pairs
-    whose score is within ``tolerance`` of the hand's best, the clue most similar to its card.
+    """A fixed score table, indexed for the tell: :func:`near_best`'s choice for many hands at
+    once. Among the (card of the hand, clue) pairs whose score is within ``tolerance`` of the
+    hand's best, the clue most similar to its card.
 
     Each card's clues are sorted by score once, with a running best (similarity, then lowest
     clue row) along that order, so a tell is a binary search per card of the hand and a

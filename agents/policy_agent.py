@@ -14,17 +14,25 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
+from dixit_lab.core.agent import (
+    Agent,
+    Clue,
+    GameContext,
+    SubmitView,
+    TellView,
+    VoteView,
+    register_agent,
+)
 from dixit_lab.embeddings import EmbeddingSpace, get_space
 from dixit_lab.env.encoding import Encoder
-from dixit_lab.imports import load_attribute
+from dixit_lab.plugins.imports import load_attribute
 
 __all__ = ["PolicyAgent", "load_policy"]
 
 
 def load_policy(target: str) -> Callable[..., Any]:
     """The callable named by ``"package.module:name"`` or ``"path/file.py:name"`` (see
-    :mod:`dixit_lab.imports`; a class is instantiated without arguments)."""
+    :mod:`dixit_lab.plugins.imports`; a class is instantiated without arguments)."""
     policy = load_attribute(target)
     if isinstance(policy, type):
         policy = policy()
@@ -57,6 +65,15 @@ class PolicyAgent(Agent):
         self._space = space
         return self
 
+    def clue_perception_problem(self) -> tuple[str, str] | None:
+        """Why a clue outside its bank could not be perceived here (see
+        :meth:`dixit_lab_agents.embedding_agent.EmbeddingAgent.clue_perception_problem`)."""
+        if self._space is not None:
+            return None
+        from dixit_lab.embeddings import text_model_problem
+
+        return text_model_problem(self.embedder)
+
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
         space = self._space or get_space(self.embedder, context.deck, self.clues)
@@ -83,6 +100,9 @@ class PolicyAgent(Agent):
                 raise ValueError(f"the policy chose {actions.describe(action)}, which is not "
                                  f"legal now")
             chosen.append(action)
+        clue = getattr(view, "clue", None)
+        if clue is not None and clue in encoder.unperceived:  # its features were zeros
+            self.context.cannot_perceive(clue)
         return encoder.answer(view, chosen)
 
     def tell(self, view: TellView) -> Clue:

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import GameContext, VoteView, register_agent
+from dixit_lab.core.agent import GameContext, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab.listener_model import expected_storyteller_points
-from dixit_lab_agents.backends import MANY, Backend
+from dixit_lab.listener.model import expected_storyteller_points
+from dixit_lab.policy.backends import MANY, Backend
 from dixit_lab_agents.literal import LiteralPolicy
 from dixit_lab_agents.model_storyteller import ModelStoryteller, ModelStorytellerPolicy
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
@@ -79,6 +79,11 @@ class PragmaticAgent(ModelStoryteller):
 
     def policy(self, on: Backend, round_index: int = 0) -> PragmaticPolicy:
         return PragmaticPolicy(self, on, round_index)
+
+    def batch_policy(self) -> PragmaticPolicy:
+        """The same decisions over many games at once (dixit_lab.engine.batched): its own, for it
+        overrides ``vote``."""
+        return PragmaticPolicy(self, MANY)
 
     def vote(self, view: VoteView) -> int:
         clue = self.clue_id(view.clue)

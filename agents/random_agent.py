@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from dixit_lab.agent import Agent, Clue, GameContext, SubmitView, TellView, VoteView, register_agent
-from dixit_lab_agents.backends import MANY, ONE, Backend, without_replacement
+from dixit_lab.core.agent import (
+    Agent,
+    Clue,
+    GameContext,
+    SubmitView,
+    TellView,
+    VoteView,
+    register_agent,
+)
+from dixit_lab.policy.backends import MANY, ONE, Backend, without_replacement
 
 #: every word is in the default clue bank, so embedding agents perceive it without a model
 WORDS: tuple[str, ...] = (
@@ -41,7 +49,7 @@ class RandomAgent(Agent):
         return _ONE.vote(view.display, view.own_positions, view.clue, self._draws)
 
     def batch_policy(self) -> RandomPolicy:
-        """The same decisions over many games at once (dixit_lab.batched)."""
+        """The same decisions over many games at once (dixit_lab.engine.batched)."""
         return RandomPolicy(MANY)
 
 

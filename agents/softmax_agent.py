@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import Clue, GameContext, SubmitView, TellView, VoteView, register_agent
+from dixit_lab.core.agent import Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab_agents.backends import MANY, ONE, Backend, without_replacement
-from dixit_lab_agents.batch_tools import check_same_bank
+from dixit_lab.policy.backends import MANY, ONE, Backend, without_replacement
+from dixit_lab.policy.batch_tools import check_same_bank
 from dixit_lab_agents.embedding_agent import EmbeddingAgent
 
 DEFAULT_TEMPERATURE = 0.05
@@ -65,7 +65,7 @@ class SoftmaxAgent(EmbeddingAgent):
         return self.decide.vote(view.display, view.own_positions, view.clue, self._draws)
 
     def batch_policy(self) -> SoftmaxPolicy:
-        """The same decisions over many games at once (dixit_lab.batched)."""
+        """The same decisions over many games at once (dixit_lab.engine.batched)."""
         return SoftmaxPolicy(self, MANY)
 
 

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from dixit_lab.agent import GameContext, PublicRound, register_agent
+from dixit_lab.core.agent import GameContext, PublicRound, register_agent
 from dixit_lab.embeddings import get_space
-from dixit_lab.listener_model import expected_storyteller_points, listener_model
+from dixit_lab.listener.model import expected_storyteller_points, listener_model
 from dixit_lab_agents.model_storyteller import ModelStoryteller
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 

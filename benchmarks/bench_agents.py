@@ -13,11 +13,11 @@ import cProfile
 import pstats
 import time
 
-from dixit_lab.agent import make_agent
-from dixit_lab.cards import load_deck
-from dixit_lab.game import play_game
-from dixit_lab.rules import get_rules
-from dixit_lab.seeding import game_seed
+from dixit_lab.core.agent import make_agent
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import play_game
 
 TABLES = {
     "5 literal": ["literal"] * 5,

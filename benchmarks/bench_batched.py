@@ -22,19 +22,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from dixit_lab.agent import make_agent
-from dixit_lab.batched import play_batch
-from dixit_lab.cards import load_deck
-from dixit_lab.game import play_game
-from dixit_lab.rules import get_rules
-from dixit_lab.seeding import game_seed
+from dixit_lab.core.agent import make_agent
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.batched import play_batch
+from dixit_lab.engine.game import play_game
 
 TABLES = {"5 literal": "literal", "5 pragmatic": "pragmatic"}
 
 _MEMORY_RUN = """
 import resource, sys
-from dixit_lab.experiment import parse_config
-from dixit_lab.runner import run_experiment
+from dixit_lab.run.experiment import parse_config
+from dixit_lab.run.runner import run_experiment
 config = parse_config({"name": "memory", "seed": 1, "rules": "classic", "deck": "dreams",
                        "players": [{"agent": sys.argv[1], "count": 5}],
                        "games": int(sys.argv[2]), "executor": {"kind": "local"}})
@@ -62,8 +62,8 @@ def one_core(spec: str, games: int) -> tuple[float, float]:
 
 
 def two_cores(spec: str, games: int) -> float:
-    from dixit_lab.experiment import parse_config
-    from dixit_lab.runner import run_experiment
+    from dixit_lab.run.experiment import parse_config
+    from dixit_lab.run.runner import run_experiment
 
     config = parse_config({"name": "bench", "seed": 1, "rules": "classic", "deck": "dreams",
                            "players": [{"agent": spec, "count": 5}], "games": games,

@@ -27,8 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dixit_lab.cards import available_decks, load_deck
-from dixit_lab.clues import ClueBank
+from dixit_lab.core.cards import available_decks, load_deck
+from dixit_lab.core.clues import ClueBank
 from dixit_lab.embeddings import (
     EmbeddingSpace,
     ModelUnavailableError,

@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from dixit_lab.agent import make_agent
-from dixit_lab.cards import load_deck
-from dixit_lab.game import play_game
-from dixit_lab.isolation import IsolatedAgent
-from dixit_lab.rules import get_rules
-from dixit_lab.seeding import game_seed
+from dixit_lab.core.agent import make_agent
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import play_game
+from dixit_lab.engine.isolation import IsolatedAgent
 
 
 def timed(table: list, games: int) -> tuple[float, int]:

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from dixit_lab.ratings import Game, openskill_ratings, plackett_luce
+from dixit_lab.ratings.plackett_luce import Game, openskill_ratings, plackett_luce
 
 
 def synthetic_games(n_games: int, seats: int, n_names: int, seed: int = 0) -> list[Game]:

@@ -19,10 +19,10 @@ import platform
 import time
 from pathlib import Path
 
-from dixit_lab.executors import available_workers, chunked, run_chunks
-from dixit_lab.experiment import load_config
-from dixit_lab.runner import game_specs, table_setup
-from dixit_lab.tournament import GameSpec, TableSetup
+from dixit_lab.run.executors import available_workers, chunked, run_chunks
+from dixit_lab.run.experiment import load_config
+from dixit_lab.run.runner import game_specs, table_setup
+from dixit_lab.run.tournament import GameSpec, TableSetup
 
 QUICKSTART = Path(__file__).resolve().parent.parent / "experiments" / "quickstart.yaml"
 

@@ -83,9 +83,9 @@ def _games_alone(path: Path, workers: int) -> float:
     runner does, the records sent back and thrown away (no parts, no tables)."""
     code = f"""
 import time
-from dixit_lab.executors import chunked, run_chunks
-from dixit_lab.experiment import load_config
-from dixit_lab.runner import chunk_size_for, game_specs, table_setup
+from dixit_lab.run.executors import chunked, run_chunks
+from dixit_lab.run.experiment import load_config
+from dixit_lab.run.runner import chunk_size_for, game_specs, table_setup
 config = load_config({str(path)!r})
 setup, specs = table_setup(config), game_specs(config)
 chunks = chunked(specs, chunk_size_for(config, setup, None, {workers}))

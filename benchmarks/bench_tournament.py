@@ -22,9 +22,9 @@ from pathlib import Path
 
 import yaml
 
-from dixit_lab.experiment import parse_config
-from dixit_lab.record_files import games_file, open_text
-from dixit_lab.runner import run_experiment
+from dixit_lab.records.files import games_file, open_text
+from dixit_lab.run.experiment import parse_config
+from dixit_lab.run.runner import run_experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,7 +60,7 @@ def main() -> None:
         identical = all(len({v for (e, *_), v in outputs.items() if e == engine}) == 1
                         for engine in ("reference", "batched"))
         print(f"records identical across executors and worker counts: {identical} (the two "
-              f"engines' records are compared in tests/test_batched.py)")
+              f"engines' records are compared in tests/engine/test_batched.py)")
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "dixit_lab.cli", "run",
                         str(ROOT / "experiments" / "quickstart.yaml"), "--out",

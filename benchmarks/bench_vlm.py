@@ -16,8 +16,8 @@ import subprocess
 import sys
 import time
 
-from dixit_lab.rules import get_rules
-from dixit_lab.tournament import TableSetup, schedule_games
+from dixit_lab.core.rules import get_rules
+from dixit_lab.run.tournament import TableSetup, schedule_games
 from dixit_lab.vlm.driver import play_remote_chunk
 from dixit_lab.vlm.store import exchange_session
 

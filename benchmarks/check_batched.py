@@ -15,8 +15,8 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from dixit_lab.cards import load_deck
-from dixit_lab.rules import get_rules
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import get_rules
 from dixit_lab.testing import batch_differences
 
 AGENTS = ["random", "literal", "softmax", "ambiguity(target=0.5)", "pragmatic"]

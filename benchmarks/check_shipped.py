@@ -19,9 +19,9 @@ from pathlib import Path
 
 import yaml
 
-from dixit_lab.experiment import expand_sweep, parse_config
-from dixit_lab.record_files import games_file, open_records
-from dixit_lab.runner import run_experiment
+from dixit_lab.records.files import games_file, open_records
+from dixit_lab.run.experiment import expand_sweep, parse_config
+from dixit_lab.run.runner import run_experiment
 from dixit_lab.vlm.driver import has_remote_agents
 from dixit_lab.web.decisions import human_players
 

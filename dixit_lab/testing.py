@@ -3,8 +3,11 @@
 ``check_agent("my-agent(x=1)")`` plays short games with the agent in every seat, under every
 rule preset and at several player counts, prints what it checked and its verdict, and raises
 ``AssertionError`` naming the fault if the agent: makes an illegal move or raises, touches
-global random state, is not deterministic for a seed, or lets one game change its play in the
-next (the tournament runner reuses agent instances).
+global random state, is not deterministic for a seed, lets one game change its play in the
+next (the tournament runner reuses agent instances), or has a batched policy that plays other
+games than its methods. It says which engine plays the agent: one that inherits a batched
+policy it does not implement (it overrides a decision method) is played by the reference
+engine, and the check says so.
 """
 
 from __future__ import annotations
@@ -15,12 +18,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from dixit_lab.agent import make_agent
-from dixit_lab.cards import Deck, load_deck
-from dixit_lab.game import play_game
-from dixit_lab.records import GameRecord
-from dixit_lab.rules import IllegalAction, RuleSet, get_rules
-from dixit_lab.seeding import game_seed
+from dixit_lab.core.agent import make_agent
+from dixit_lab.core.cards import Deck, load_deck
+from dixit_lab.core.rules import IllegalAction, RuleSet, get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import play_game
+from dixit_lab.records.format import GameRecord
 
 __all__ = ["CHECKS", "check_agent"]
 
@@ -29,6 +32,8 @@ CHECKS = (
     "no global random state: neither Python's random nor NumPy's np.random is used",
     "deterministic: the same seed gives the same game",
     "no state carried between games: a reused agent plays like a fresh one",
+    "its own decisions on every engine: a batched policy it has plays the games its methods "
+    "play, and one it inherits but does not implement is never used",
 )
 
 
@@ -97,6 +102,7 @@ def check_agent(spec: str, *, deck: str = "dreams", others: str = "random",
                     f"agent {spec!r} ({where}): a game played by a reused agent differs from "
                     "the same game played by a fresh one; begin_game must reset everything a "
                     "game can change")
+        engine = _check_engines(spec, cards)
     except AssertionError as error:
         if log is not None:
             log(f"check_agent({spec!r}): FAILED: {error}")
@@ -106,15 +112,35 @@ def check_agent(spec: str, *, deck: str = "dreams", others: str = "random",
             f"(agent in the last seat, {others!r} elsewhere):")
         for check in CHECKS:
             log(f"  ok  {check}")
+        log(f"  engine: {engine}")
         log("verdict: PASSED")
     return list(CHECKS)
+
+
+def _check_engines(spec: str, cards: Deck) -> str:
+    """Which engine plays the agent, as a sentence; raises ``AssertionError`` if its batched
+    policy plays other games than its methods (a few games at one table)."""
+    from dixit_lab.engine.batched import batch_blocker
+
+    blocker = batch_blocker(make_agent(spec))
+    if blocker is not None:
+        inherited = callable(getattr(make_agent(spec), "batch_policy", None))
+        return (f"reference only: {blocker}" + (
+            " (engine: auto plays it on the reference engine, engine: batched refuses it; "
+            "define batch_policy in the class to vouch for one)" if inherited else ""))
+    rules = get_rules("classic", max_rounds=12)
+    bad = batch_differences([spec] * 4, rules, cards, 4)  # it tells, submits and votes
+    assert not bad, (f"agent {spec!r}: the batched engine's games {bad} differ from the "
+                     f"reference engine's (classic, 4 players): its batch_policy() does not "
+                     f"play its decisions; fix it, or set batch_policy = None in its class")
+    return "batched and reference: its batched policy plays the same games"
 
 
 def batch_differences(specs: list[str], rules: RuleSet, deck: Deck, games: int,
                       seed: int = 17) -> list[int]:
     """The games (of ``games`` rotating tables of ``specs``) whose record from the batched
     engine differs from the reference engine's, byte for byte."""
-    from dixit_lab.batched import play_batch
+    from dixit_lab.engine.batched import play_batch
 
     n = len(specs)
     seatings = [[specs[(seat + g) % n] for seat in range(n)] for g in range(games)]

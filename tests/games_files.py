@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dixit_lab.record_files import RECORD_NAMES, games_file, open_text
+from dixit_lab.records.files import RECORD_NAMES, games_file, open_text
 
 
 def games_path(folder: Path) -> Path:

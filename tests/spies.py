@@ -18,8 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import Agent, Clue, GameContext, PublicRound, SubmitView, TellView, VoteView
-from dixit_lab.seeding import Streams, game_key, permutation, stream_base_int
+from dixit_lab.core.agent import (
+    Agent,
+    Clue,
+    GameContext,
+    PublicRound,
+    SubmitView,
+    TellView,
+    VoteView,
+)
+from dixit_lab.core.seeding import Streams, game_key, permutation, stream_base_int
 
 
 class _Spy(Agent):
@@ -262,3 +270,86 @@ class CrashingAgent(HangingAgent):
             import os
 
             os._exit(3)
+
+
+def texts_and_numbers(value: Any, depth: int = 0, seen: set[int] | None = None
+                      ) -> tuple[set[str], set[float]]:
+    """Every string and float reachable from ``value`` — attributes (private and slots
+    too), containers, dict keys, closures, bound ``__self__``, arrays — as an agent walking
+    what it is handed would find them."""
+    seen = set() if seen is None else seen
+    texts: set[str] = set()
+    numbers: set[float] = set()
+    if id(value) in seen or depth > 8:
+        return texts, numbers
+    seen.add(id(value))
+    if isinstance(value, str):
+        return {value}, numbers
+    if isinstance(value, bytes):
+        return {value.decode("utf-8", "replace")}, numbers
+    if isinstance(value, bool | int | np.integer):
+        return texts, numbers
+    if isinstance(value, float | np.floating):
+        return texts, {float(value)}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f":
+            numbers.update(float(x) for x in value.ravel()[:4096])
+        elif value.dtype.kind in "US":
+            texts.update(str(x) for x in value.ravel()[:4096])
+        return texts, numbers
+    items: list[Any] = []
+    if isinstance(value, dict):
+        items = [*list(value.keys())[:4096], *list(value.values())[:4096]]
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = list(value)[:4096]
+    else:
+        for name in _attribute_names(value):
+            with contextlib.suppress(Exception):
+                items.append(object.__getattribute__(value, name))
+        for cell in getattr(value, "__closure__", None) or ():
+            with contextlib.suppress(ValueError):
+                items.append(cell.cell_contents)
+        if hasattr(value, "__fspath__"):
+            texts.add(str(value))
+    for item in items:
+        more_texts, more_numbers = texts_and_numbers(item, depth + 1, seen)
+        texts |= more_texts
+        numbers |= more_numbers
+    return texts, numbers
+
+
+class SpecSpy(Agent):
+    """Walks everything it is handed — its context, every view (with the public history),
+    every public round — and logs every string and float it finds (one JSON object a line
+    in ``log``), so that a test can look there for another seat's spec or parameters. It
+    plays first cards and the first vote it may cast."""
+
+    def __init__(self, log: str = "") -> None:
+        self.log = log
+
+    def _walk(self, where: str, value: Any) -> None:
+        texts, numbers = texts_and_numbers(value)
+        if self.log:
+            with open(self.log, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"where": where, "texts": sorted(texts),
+                                         "numbers": sorted(numbers)}) + "\n")
+
+    def begin_game(self, context: GameContext) -> None:
+        super().begin_game(context)
+        _ = context.rng, context.uniforms  # make both exist, then look inside
+        self._walk("context", context)
+
+    def tell(self, view: TellView) -> Clue:
+        self._walk("tell", view)
+        return Clue(view.hand[0], "dream")
+
+    def submit(self, view: SubmitView) -> list[int]:
+        self._walk("submit", view)
+        return list(view.hand[:view.n_cards])
+
+    def vote(self, view: VoteView) -> int:
+        self._walk("vote", view)
+        return next(i for i in range(len(view.display)) if i not in view.own_positions)
+
+    def observe(self, result: PublicRound) -> None:
+        self._walk("observe", result)

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dixit_lab import cards as cards_module
-from dixit_lab.cards import Deck, DeckError, data_root, load_deck
-from dixit_lab.cli import main
-from dixit_lab.clues import ClueBank, ClueBankError
-from dixit_lab.experiment import ConfigError, expand_sweep, load_config, parse_config
-from dixit_lab.results_integrity import FolderLock
-from dixit_lab.runner import run_experiment
+from dixit_lab.cli.main import main
+from dixit_lab.core import cards as cards_module
+from dixit_lab.core.cards import Deck, DeckError, data_root, load_deck
+from dixit_lab.core.clues import ClueBank, ClueBankError
+from dixit_lab.records.integrity import FolderLock
+from dixit_lab.run.experiment import ConfigError, expand_sweep, load_config, parse_config
+from dixit_lab.run.runner import run_experiment
 from tests.games_files import games_path, games_text, has_games, replace_games
 
 BASE = {"name": "attack", "seed": 3, "deck": "numbered-60", "players": ["random"] * 3,
@@ -67,10 +67,10 @@ def reversed_dreams(where: Path) -> Path:
 
 
 def test_a_folder_named_like_a_bundled_deck_is_perceived_by_its_content(tmp_path):
-    from dixit_lab.agent import make_agent
-    from dixit_lab.game import play_game
-    from dixit_lab.rules import get_rules
-    from dixit_lab.seeding import game_seed
+    from dixit_lab.core.agent import make_agent
+    from dixit_lab.core.rules import get_rules
+    from dixit_lab.core.seeding import game_seed
+    from dixit_lab.engine.game import play_game
 
     deck = Deck.from_folder(reversed_dreams(tmp_path))
     assert deck.name == "dreams" and deck.fingerprint != load_deck("dreams").fingerprint
@@ -443,7 +443,7 @@ def test_a_cache_that_cannot_hold_vectors_warns_first_and_keeps_them(tmp_path, m
 
     from dixit_lab.embeddings import cache as cache_module
     from dixit_lab.embeddings import cached_embed_cards, cached_embed_texts
-    from tests.test_embeddings_cache import CountingEmbedder
+    from tests.embeddings.test_cache import CountingEmbedder
 
     monkeypatch.setattr(cache_module, "_UNUSABLE", set(), raising=False)  # none warned yet
     cards = Deck.from_folder(small_folder_deck(tmp_path, "id,file\n" + "".join(
@@ -540,7 +540,7 @@ def test_a_cut_short_compressed_games_file_is_refused_naming_it(tmp_path, capsys
 
 
 def test_the_sums_of_an_interrupted_run_are_recomputed_not_trusted(tmp_path):
-    from dixit_lab.run_parts import save_part
+    from dixit_lab.run.parts import save_part
 
     config = parse_config({**BASE, "games": 12})
     clean = tmp_path / "clean"

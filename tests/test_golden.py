@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dixit_lab.cli import main
-from dixit_lab.replay import first_difference, replay_folder
+from dixit_lab.cli.main import main
+from dixit_lab.run.replay import first_difference, replay_folder
 from tests.games_files import games_text
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dixit_lab.replay import replay_folder
+from dixit_lab.run.replay import replay_folder
 
 GOLDEN = Path(__file__).parent / "golden_vlm" / "tournament"
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from dixit_lab import game as game_module
-from dixit_lab.agent import GameContext, make_agent
-from dixit_lab.cards import Deck
-from dixit_lab.game import play_game
-from dixit_lab.rules import get_rules
-from dixit_lab.seeding import game_seed
+from dixit_lab.core.agent import GameContext, make_agent
+from dixit_lab.core.cards import Deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine import game as game_module
+from dixit_lab.engine.game import play_game
 
 SPIES = Path(__file__).with_name("spies.py")
 RULES = get_rules("classic")
@@ -109,7 +109,7 @@ def test_a_gc_spy_in_the_engines_process_finds_the_game(tmp_path):
 
 
 def test_a_gc_spy_in_its_own_process_is_at_chance(tmp_path):
-    from dixit_lab.isolation import IsolatedAgent
+    from dixit_lab.engine.isolation import IsolatedAgent
 
     log = tmp_path / "gc.jsonl"
     spy = IsolatedAgent(spy_spec("GcSpy", log), decision_timeout=30)

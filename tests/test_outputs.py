@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from dixit_lab.cli import main
+from dixit_lab.cli.main import main
 
 GUIDE = (Path(__file__).resolve().parent.parent / "docs" / "results.md").read_text("utf-8")
 

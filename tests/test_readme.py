@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dixit_lab.cli import build_parser
+from dixit_lab.cli.main import build_parser
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -31,8 +31,8 @@ COMMANDS = {
     MAIN_JOB: "run",
     "scripts/test.sh": "the test command itself (it is running now); .ci/run runs its --full "
                        "form, checked by test_ci_runs_the_readmes_full_suite_command",
-    "ray start --head --port=6379": "starts a Ray cluster (tests/test_ray.py covers the ray "
-                                    "executor on a local Ray)",
+    "ray start --head --port=6379": "starts a Ray cluster (tests/run/test_ray_executor.py covers "
+                                    "the ray executor on a local Ray)",
     "ray start --address=HEAD:6379": "joins a Ray cluster",
     "dixit-lab run experiments/ambiguity_sweep.yaml --executor ray --address HEAD:6379":
         "needs a Ray cluster at HEAD:6379",
@@ -115,8 +115,8 @@ def _agent_code() -> str:
 
 @pytest.mark.parametrize("index", range(len(_blocks("yaml"))))
 def test_yaml_configs_load_and_the_own_agent_config_runs(index, tmp_path, monkeypatch) -> None:
-    from dixit_lab.experiment import parse_config
-    from dixit_lab.runner import run_experiment
+    from dixit_lab.run.experiment import parse_config
+    from dixit_lab.run.runner import run_experiment
 
     data = yaml.safe_load(_blocks("yaml")[index])
     monkeypatch.chdir(tmp_path)

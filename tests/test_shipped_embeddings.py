@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dixit_lab.cards import available_decks, load_deck
-from dixit_lab.clues import ClueBank
+from dixit_lab.core.cards import available_decks, load_deck
+from dixit_lab.core.clues import ClueBank
 from dixit_lab.embeddings import load_shipped_cards, load_shipped_clues, make_embedder
 from dixit_lab.embeddings.shipped import shipped_folder
 from tests.optional import import_or_skip

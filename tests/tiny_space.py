@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dixit_lab.cards import Deck
-from dixit_lab.clues import ClueBank
+from dixit_lab.core.cards import Deck
+from dixit_lab.core.clues import ClueBank
 from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError
 
 

@@ -17,6 +17,7 @@ from dixit_lab.embeddings.base import (
     make_embedder,
     register_embedder,
     text_hash,
+    text_model_problem,
 )
 from dixit_lab.embeddings.cache import (
     EmbeddingCache,
@@ -54,4 +55,5 @@ __all__ = [
     "register_embedder",
     "shipped_root",
     "text_hash",
+    "text_model_problem",
 ]

@@ -23,9 +23,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dixit_lab.cards import Card
-from dixit_lab.registry import Registry, UnknownName
-from dixit_lab.spec import SpecError, check_value, format_spec, parse_spec, type_name
+from dixit_lab.core.cards import Card
+from dixit_lab.errors import UserError
+from dixit_lab.plugins.registry import Registry, UnknownName
+from dixit_lab.plugins.spec import SpecError, check_value, format_spec, parse_spec, type_name
 
 __all__ = [
     "Embedder",
@@ -39,9 +40,11 @@ __all__ = [
     "image_bytes",
     "image_path",
     "make_embedder",
+    "missing_packages",
     "normalize_rows",
     "register_embedder",
     "text_hash",
+    "text_model_problem",
 ]
 
 
@@ -73,15 +76,15 @@ class Embedder(Protocol):
         ...
 
 
-class EmbedderSpecError(ValueError):
+class EmbedderSpecError(UserError, ValueError):
     """An unknown embedder or a bad parameter in an embedder spec."""
 
 
-class ModelUnavailableError(RuntimeError):
+class ModelUnavailableError(UserError, RuntimeError):
     """The model an embedder needs cannot be loaded here (missing package or weights)."""
 
 
-class MissingCaptionError(ValueError):
+class MissingCaptionError(UserError, ValueError):
     """A caption-based embedder met a card without a caption."""
 
 
@@ -227,6 +230,32 @@ def _coerce(name: str, key: str, value: Any, kind: Any) -> Any:
 def spec_id(name: str, params: Mapping[str, Any]) -> str:
     """An embedder id in spec syntax (used by the built-in backends)."""
     return format_spec(name, params)
+
+
+def missing_packages(modules: Sequence[tuple[str, str]]) -> list[str]:
+    """The packages (``(module, package)`` pairs) whose module cannot be found here, without
+    importing any of them (importing torch takes seconds)."""
+    import importlib.util
+
+    missing = []
+    for module, package in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a module set to None, a broken parent package
+            found = False
+        if not found:
+            missing.append(package)
+    return missing
+
+
+def text_model_problem(spec: str | Mapping[str, Any] | Embedder) -> tuple[str, str] | None:
+    """Why the embedder of ``spec`` cannot embed a text outside the shipped clue banks here
+    (its text model is not installed): (what is missing, the extra that installs it), or
+    None. Asks the embedder's optional ``text_model_problem()`` without loading a model; an
+    embedder without one is taken to manage (what it then fails to perceive is counted)."""
+    check = getattr(make_embedder(spec), "text_model_problem", None)
+    problem = check() if callable(check) else None
+    return None if problem is None else (str(problem[0]), str(problem[1]))
 
 
 def require(module: str, extra: str) -> Any:

@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 
 from dixit_lab.atomic import file_sha256
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
     embed_in_batches,
+    missing_packages,
     open_rgb,
     register_embedder,
     require,
@@ -282,6 +283,14 @@ class ClipEmbedder:
                 return model.encode_image(tensors.to(self.device)).float().cpu().numpy()
 
         return embed_in_batches(cards, self.batch_size, encode, self.dim, self.id)
+
+    def text_model_problem(self) -> tuple[str, str] | None:
+        """Why a new text cannot be embedded here (its packages are missing), or None. (Its
+        weights are checked when the model loads; a text it then fails to embed is
+        counted.)"""
+        missing = missing_packages([("torch", "torch"), ("open_clip", "open_clip_torch")])
+        return (f"the clip embedder's text model needs {', '.join(missing)}, not "
+                f"installed here", "clip") if missing else None
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         def encode(batch: Sequence[str]) -> np.ndarray:

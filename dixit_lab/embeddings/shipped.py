@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dixit_lab.cards import Card, Deck, data_root, load_deck
+from dixit_lab.core.cards import Card, Deck, data_root, load_deck
 from dixit_lab.embeddings.base import (
     Embedder,
     card_content,
@@ -160,7 +160,7 @@ def regenerate_shipped(deck: str, embedder: str | Embedder, clue_bank: str = "de
 
     The vectors are recomputed, never read from the disk cache or earlier shipped files: a
     machine without the model gets :class:`ModelUnavailableError`, not copies."""
-    from dixit_lab.clues import ClueBank
+    from dixit_lab.core.clues import ClueBank
 
     model = make_embedder(embedder)
     deck_obj = load_deck(deck)

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dixit_lab.cards import Deck, load_deck
+from dixit_lab.core.cards import Deck, load_deck
 from dixit_lab.embeddings.base import Embedder, ModelUnavailableError, make_embedder
 from dixit_lab.embeddings.cache import EmbeddingCache, cached_embed_cards, cached_embed_texts
 from dixit_lab.embeddings.shipped import load_shipped_cards, load_shipped_clues
 
 if TYPE_CHECKING:
-    from dixit_lab.clues import ClueBank
+    from dixit_lab.core.clues import ClueBank
 
 __all__ = ["EmbeddingSpace", "clear_spaces", "get_space"]
 
@@ -87,7 +87,7 @@ class EmbeddingSpace:
         return (self.card_vectors.astype(np.float64) @ vector).astype(np.float32)
 
     def _embed_new(self, text: str) -> np.ndarray:
-        from dixit_lab.clues import normalize_clue
+        from dixit_lab.core.clues import normalize_clue
 
         cleaned = normalize_clue(text) or text
         cache = EmbeddingCache(self.cache_dir) if self.cache_dir is not None else None
@@ -109,7 +109,7 @@ class EmbeddingSpace:
              use_shipped: bool = True) -> EmbeddingSpace:
         """Build the space; each matrix comes from shipped files, else the cache, else the
         model. ``cache_dir`` overrides ``$DIXIT_LAB_CACHE``."""
-        from dixit_lab.clues import ClueBank
+        from dixit_lab.core.clues import ClueBank
 
         model = make_embedder(embedder)
         deck_obj = load_deck(deck) if isinstance(deck, str) else deck

@@ -7,14 +7,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
 from dixit_lab.embeddings.base import (
     MissingCaptionError,
     check_output,
     register_embedder,
     spec_id,
 )
-from dixit_lab.embeddings.encoder import ENCODER_DIM, ENCODER_ID, encode_texts
+from dixit_lab.embeddings.encoder import (
+    ENCODER_DIM,
+    ENCODER_ID,
+    encode_texts,
+    sentence_encoder_problem,
+)
 
 __all__ = ["TextEmbedder"]
 
@@ -49,6 +54,10 @@ class TextEmbedder:
         captions = [_caption(card) for card in cards]
         return check_output(encode_texts(captions, self.batch_size), len(cards), self.dim,
                             "text embedder")
+
+    def text_model_problem(self) -> tuple[str, str] | None:
+        """Why a new text cannot be embedded here (the sentence encoder), or None."""
+        return sentence_encoder_problem()
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         return check_output(encode_texts(list(texts), self.batch_size), len(texts), self.dim,

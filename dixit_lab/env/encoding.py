@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import Clue, SubmitView, TellView, VoteView
+from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
+from dixit_lab.core.rules import RuleSet, max_round_points
 from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError
-from dixit_lab.rules import RuleSet, max_round_points
 
 __all__ = [
     "STEP_NAMES",
@@ -171,7 +171,8 @@ class Encoder:
         self.size = self.layout.size
         self.card_vectors = space.card_vectors
         self._clue_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._warned: set[str] = set()
+        #: the clues outside the bank that could not be embedded (their features are zeros)
+        self.unperceived: set[str] = set()
         pass_only = np.zeros(self.actions.size, dtype=np.int8)
         pass_only[0] = 1
         pass_only.flags.writeable = False
@@ -208,8 +209,8 @@ class Encoder:
             try:
                 cached = (self.space.text_vector(text), self.space.text_similarity(text))
             except (KeyError, ModelUnavailableError) as error:
-                if text not in self._warned:
-                    self._warned.add(text)
+                if text not in self.unperceived:
+                    self.unperceived.add(text)
                     warnings.warn(f"dixit_lab.env: cannot embed clue {text!r} ({error}); "
                                   f"its features are zeros", stacklevel=2)
                 cached = (np.zeros(self.dim, dtype=np.float32),
@@ -268,7 +269,7 @@ class Encoder:
         elif state.step == VOTE:
             start = actions.display_offset
             mask[start:start + len(state.display)] = 1
-            for position in state.own:
+            for position in () if self.rules.own_card_votes else state.own:
                 mask[start + position] = 0
         else:
             mask[1:1 + len(state.hand)] = 1

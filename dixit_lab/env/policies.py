@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.agent import Agent, make_agent
+from dixit_lab.core.agent import Agent, make_agent
 
 __all__ = ["AgentPolicy", "RandomPolicy", "random_policy"]
 

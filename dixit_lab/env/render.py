@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -18,7 +18,26 @@ from PIL import Image, ImageDraw, ImageFont
 from dixit_lab.env.encoding import STEP_NAMES, SeatState
 
 if TYPE_CHECKING:
-    from dixit_lab.env.parallel import DixitParallelEnv
+    from dixit_lab.core.agent import PublicRound
+    from dixit_lab.core.cards import Deck
+    from dixit_lab.engine.game import Phase
+    from dixit_lab.env.encoding import Encoder
+    from dixit_lab.records.format import GameRecord
+
+
+class DixitParallelEnv(Protocol):
+    """What the pictures read of an environment (:class:`dixit_lab.env.parallel.
+    DixitParallelEnv` has it; named by a protocol, so that the two modules do not import each
+    other)."""
+
+    possible_agents: list[str]
+    deck: Deck
+    encoder: Encoder
+    render_seat: int | None
+    public_rounds: list[PublicRound]
+    record: GameRecord | None
+    _phase: Phase | None
+    _states_now: list[SeatState]
 
 __all__ = ["render_ansi", "render_rgb"]
 

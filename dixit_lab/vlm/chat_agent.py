@@ -3,7 +3,7 @@
 One decision is: build the messages from the templates and the seat's view, ask the model
 (through the exchange store, so a recorded reply is reused and a replay needs no server), read
 the reply, and on a problem feed the error back and ask again, up to ``retries`` times. A
-decision that still fails raises :class:`~dixit_lab.agent.AgentFailure` with its fault class,
+decision that still fails raises :class:`~dixit_lab.core.agent.AgentFailure` with its fault class,
 and the engine plays its seeded fallback and records the fault. Each decision leaves a usage row
 (tokens, latency, cost, exchanges, fault class) in :attr:`ChatAgent.usage`.
 """
@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any, ClassVar
 
-from dixit_lab.agent import (
+from dixit_lab.core.agent import (
     Agent,
     AgentFailure,
     Clue,
@@ -24,7 +24,8 @@ from dixit_lab.agent import (
     TellView,
     VoteView,
 )
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
+from dixit_lab.errors import UserError
 from dixit_lab.vlm.client import Endpoint, complete
 from dixit_lab.vlm.images import data_url, image_ref
 from dixit_lab.vlm.parse import ReplyProblem, read_reply
@@ -36,7 +37,7 @@ __all__ = ["AgentSetupError", "ChatAgent"]
 _SEED_RANGE = 2**31
 
 
-class AgentSetupError(RuntimeError):
+class AgentSetupError(UserError, RuntimeError):
     """A model agent that cannot play this game at all (e.g. a deck without images)."""
 
 
@@ -45,6 +46,7 @@ class ChatAgent(Agent):
 
     #: tournaments play these agents' games concurrently (:mod:`dixit_lab.vlm.driver`)
     remote: ClassVar[bool] = True
+    writes_free_text: ClassVar[bool] = True  # a model's clue is any text
 
     def __init__(self, *, model: str, base_url: str, api_key_env: str | None,
                  temperature: float | None, max_tokens: int | None, timeout: float,
@@ -129,7 +131,9 @@ class ChatAgent(Agent):
 
     def vote(self, view: VoteView) -> int:
         own = [position + 1 for position in view.own_positions]
-        labels = [label for label in range(1, len(view.display) + 1) if label not in own]
+        allowed = self.context.rules.own_card_votes  # own cards are votes too
+        labels = [label for label in range(1, len(view.display) + 1)
+                  if allowed or label not in own]
         own_text = ("Card " if len(own) == 1 else "Cards ") + " and ".join(map(str, own)) + \
             (" is yours." if len(own) == 1 else " are yours.")
         answer = self._decide("vote", view.round, labels, 1, view.display, {

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dixit_lab.errors import UserError
+
 if TYPE_CHECKING:
     import httpx
 
@@ -32,7 +34,7 @@ _FATAL = {400, 401, 403, 404, 422}
 _MAX_WAIT = 30.0
 
 
-class EndpointError(RuntimeError):
+class EndpointError(UserError, RuntimeError):
     """An endpoint that cannot serve any request (unreachable, unauthorised, wrong URL)."""
 
 

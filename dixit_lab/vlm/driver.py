@@ -1,10 +1,10 @@
 """Playing many model games at once: every game of a chunk in flight, and every decision of
 a phase (the listeners' submits, then their votes) asked concurrently.
 
-Each game is a :class:`~dixit_lab.game.GameSteps` driven by its own thread, with its own agent
-instances; the requests themselves are bounded per endpoint by the client. A game's record
+Each game is a :class:`~dixit_lab.engine.game.GameSteps` driven by its own thread, with its own
+agent instances; the requests themselves are bounded per endpoint by the client. A game's record
 depends only on the replies, never on the order they arrive in, so the records are those of
-:func:`~dixit_lab.game.play_game` playing the games one by one. Each decision's usage row
+:func:`~dixit_lab.engine.game.play_game` playing the games one by one. Each decision's usage row
 (tokens, latency, cost, fault class) is written to ``exchanges/usage/`` for ``agents.csv``.
 """
 
@@ -16,16 +16,16 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from dixit_lab.agent import Agent, make_agent
-from dixit_lab.cards import Deck, load_deck
-from dixit_lab.game import Decision, GameSteps, Phase, agent_answer
-from dixit_lab.seeding import game_seed
+from dixit_lab.core.agent import Agent, make_agent
+from dixit_lab.core.cards import Deck, load_deck
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import Decision, GameSteps, Phase, agent_answer
 from dixit_lab.vlm.chat_agent import AgentSetupError
 from dixit_lab.vlm.client import EndpointError
 from dixit_lab.vlm.store import ReplayMiss, canonical_json, current_store
 
 if TYPE_CHECKING:
-    from dixit_lab.tournament import GameSpec, TableSetup
+    from dixit_lab.run.tournament import GameSpec, TableSetup
 
 __all__ = ["FATAL", "has_remote_agents", "play_remote_chunk"]
 
@@ -82,7 +82,7 @@ def play_game_steps(agents: list[Agent], game: GameSteps, decisions: ThreadPoolE
 
 def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPoolExecutor,
               stop: threading.Event) -> tuple[int, str, list[dict[str, Any]]]:
-    from dixit_lab.seats import GameFailed, make_seat_agent
+    from dixit_lab.engine.seats import GameFailed, make_seat_agent
 
     # one set of agents per game in flight (isolated seats each get their own process)
     agents = [make_seat_agent(setup.specs[seat], *setup.isolated(seat)) for seat in spec.seats]
@@ -92,14 +92,14 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
         game = GameSteps(tuple(agent.spec for agent in agents), setup.rules, deck,
                          game_seed(setup.seed, spec.deal),
                          on_illegal=setup.on_illegal,  # type: ignore[arg-type]
-                         meta=meta)
+                         meta=meta, players=setup.public_names(spec.seats))
         play_game_steps(agents, game, decisions, stop)
     except _Stopped:
         raise
     except Exception as error:
         stop.set()
         raise GameFailed(f"game {spec.index} (players {players}): {type(error).__name__}: "
-                         f"{error}") from None
+                         f"{error}") from error
     finally:
         for agent in agents:
             close = getattr(agent, "close", None)
@@ -146,7 +146,7 @@ def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[in
     """Play the games of ``chunk`` all at once; returns (game index, JSON line) pairs in
     chunk order and writes the decisions' usage rows next to the exchange store."""
     from dixit_lab.atomic import atomic_write_text
-    from dixit_lab.records import part_name
+    from dixit_lab.records.format import part_name
 
     deck = load_deck(setup.deck)
     stop = threading.Event()

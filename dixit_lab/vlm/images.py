@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 from dixit_lab.atomic import file_sha256
-from dixit_lab.cards import Card
+from dixit_lab.core.cards import Card
 
 __all__ = ["data_url", "file_hash", "image_ref"]
 

@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from dixit_lab.errors import UserError
+
 __all__ = [
     "ENV_FOLDER",
     "ENV_MODE",
@@ -46,7 +48,7 @@ ENV_FOLDER = "DIXIT_LAB_EXCHANGES"
 ENV_MODE = "DIXIT_LAB_EXCHANGE_MODE"
 
 
-class ReplayMiss(RuntimeError):
+class ReplayMiss(UserError, RuntimeError):
     """Replay-only mode met a request that was never recorded (a different prompt, model or
     parameter than the recorded run)."""
 

@@ -1,5 +1,5 @@
 """The model columns of ``agents.csv``: faults by class (counted with the other sums of the
-games, :mod:`dixit_lab.game_stats`) and, for the model agents, tokens, latency and cost (from
+games, :mod:`dixit_lab.stats.game_stats`) and, for the model agents, tokens, latency and cost (from
 the usage rows in ``exchanges/usage/``)."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def usage_table(folder: str | Path) -> pd.DataFrame:
 def add_model_columns(agents: pd.DataFrame, faults: pd.DataFrame, folder: str | Path
                       ) -> pd.DataFrame:
     """``agents`` (the agent table) with the fault-class columns of ``faults`` (one row per
-    player: :func:`dixit_lab.stats_tables.fault_frame`) and the model-usage columns."""
+    player: :func:`dixit_lab.stats.tables.fault_frame`) and the model-usage columns."""
     merged = agents.merge(faults, on="player", how="left")
     usage = usage_table(folder)
     if len(usage):

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dixit_lab.agent import Clue
-from dixit_lab.spec import parse_spec
+from dixit_lab.core.agent import Clue
+from dixit_lab.plugins.spec import parse_spec
 
 if TYPE_CHECKING:
-    from dixit_lab.experiment import ExperimentConfig
+    from dixit_lab.run.experiment import ExperimentConfig
 
 __all__ = [
     "DECISIONS_ENV",

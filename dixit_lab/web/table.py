@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dixit_lab.agent import Agent, PublicRound, SubmitView, VoteView
-from dixit_lab.cards import load_deck
-from dixit_lab.experiment import ConfigError, ExperimentConfig
-from dixit_lab.game import GameSteps, Phase, agent_answer
-from dixit_lab.records import GameRecord
-from dixit_lab.seats import make_seat_agent
-from dixit_lab.seeding import game_seed
-from dixit_lab.tournament import GameSpec
+from dixit_lab.core.agent import Agent, PublicRound, SubmitView, VoteView
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import GameSteps, Phase, agent_answer
+from dixit_lab.engine.seats import make_seat_agent
+from dixit_lab.records.format import GameRecord
+from dixit_lab.run.experiment import ConfigError, ExperimentConfig
+from dixit_lab.run.tournament import GameSpec
 from dixit_lab.web.decisions import DecisionLog, human_players
 from dixit_lab.web.moves import CLUE_LIMIT, IllegalMove, check_move
 from dixit_lab.web.results import PlayFolder
@@ -68,15 +69,16 @@ class PlayTable:
         self.rules = config.rule_set()
         self.deck = load_deck(config.deck)
         seats = config.seats()
-        self.names = [name for name, _ in seats]
+        self.names = [name for name, _ in seats]   # in the records and tables
         self.specs = [spec for _, spec in seats]
+        self.public = config.public_names()         # what the seats see of each other
         self.isolation = config.isolation()
         players = human_players(config)
         if not players:
             raise ConfigError(f"config {config.name!r} has no seat for a person: add a player "
                               f"{{name: you, agent: human}}")
         self.folder = folder
-        self.humans = [HumanSeat(secrets.token_urlsafe(24), player, self.names[player])
+        self.humans = [HumanSeat(secrets.token_urlsafe(24), player, self.public[player])
                        for player in players]
         self.by_token = {human.token: human for human in self.humans}
         self.cond = threading.Condition()
@@ -92,6 +94,9 @@ class PlayTable:
         self.over = False
         self.error: str | None = None
         self.stopping = False
+        #: called (from whichever thread changed the table, holding :attr:`cond`) after each
+        #: change and at :meth:`stop`; they must not block
+        self.listeners: list[Callable[[], None]] = []
 
     # -- the driver thread ------------------------------------------------------------------
 
@@ -104,8 +109,12 @@ class PlayTable:
         except Stopped:
             return
         except Exception as error:
-            with self.cond:
-                self.error = f"{type(error).__name__}: {error}"
+            with self.cond:  # for the pages: the seats by their public names, not specs
+                message = str(error)
+                for agent, public in sorted(zip(self.specs, self.public, strict=True),
+                                            key=lambda pair: -len(pair[0])):
+                    message = message.replace(agent, public)
+                self.error = f"{type(error).__name__}: {message}"
                 self._changed()
             raise
         finally:
@@ -117,10 +126,16 @@ class PlayTable:
         with self.cond:
             self.stopping = True
             self.cond.notify_all()
+            self._tell_listeners()
 
     def _changed(self) -> None:
         self.version += 1
         self.cond.notify_all()
+        self._tell_listeners()
+
+    def _tell_listeners(self) -> None:
+        for listener in self.listeners:
+            listener()
 
     def _human_at(self, seat: int) -> HumanSeat | None:
         for human in self.humans:
@@ -130,10 +145,11 @@ class PlayTable:
 
     def _play(self, spec: GameSpec) -> None:
         names = tuple(self.specs[player] for player in spec.seats)
-        players = tuple(self.names[player] for player in spec.seats)
-        meta = {"game": spec.index, "deal": spec.deal, "players": list(players)}
+        meta = {"game": spec.index, "deal": spec.deal,
+                "players": [self.names[player] for player in spec.seats]}
+        players = tuple(self.public[player] for player in spec.seats)
         steps = GameSteps(names, self.rules, self.deck, game_seed(self.config.seed, spec.deal),
-                          on_illegal=self.config.on_illegal, meta=meta)
+                          on_illegal=self.config.on_illegal, meta=meta, players=players)
         with self.cond:
             self.game, self.players, self.history = spec, players, []
             self.round, self.storyteller, self.waiting = 0, None, set()
@@ -254,7 +270,8 @@ class PlayTable:
             if self.over or decision is None or human.answer is not _NOTHING:
                 raise IllegalMove("turn", "it is not this seat's turn: wait for the others",
                                   409)
-            answer = check_move(decision.action, decision.view, body)
+            answer = check_move(decision.action, decision.view, body,
+                                self.rules.own_card_votes)
             human.answer = answer
             if decision.action == "tell":
                 human.played, human.clue = [answer.card], answer.text
@@ -270,10 +287,9 @@ class PlayTable:
         with self.cond:
             return all(human.saw_over for human in self.humans)
 
-    def wait_for_change(self, after: int, timeout: float) -> None:
-        """Return when the table's version is past ``after`` (or after ``timeout`` seconds)."""
-        with self.cond:
-            self.cond.wait_for(lambda: self.version > after or self.stopping, timeout)
+    def moved_past(self, after: int) -> bool:
+        """Whether the table has changed since version ``after`` (or is stopping)."""
+        return self.version > after or self.stopping
 
     def seat_view(self, human: HumanSeat) -> dict[str, Any]:
         """Everything the seat may know now, as JSON: its hand, the clue it heard, the display
@@ -303,6 +319,7 @@ class PlayTable:
                 "clue_limit": CLUE_LIMIT,
                 "display": cards_json(deck, human.display),
                 "own_positions": list(human.own_positions),
+                "own_card_votes": self.rules.own_card_votes,
                 "played": cards_json(deck, human.played),
                 "vote": human.vote,
                 "scores": scores,

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dixit_lab.agent import PublicRound
-from dixit_lab.cards import Deck
-from dixit_lab.records import GameRecord, RoundRecord, player_names
+from dixit_lab.core.agent import PublicRound
+from dixit_lab.core.cards import Deck
+from dixit_lab.records.format import GameRecord, RoundRecord, player_names
 
 __all__ = ["card_json", "cards_json", "public_round_json", "record_json"]
 

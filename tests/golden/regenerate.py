@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from dixit_lab.experiment import load_config
-from dixit_lab.runner import run_experiment
+from dixit_lab.run.experiment import load_config
+from dixit_lab.run.runner import run_experiment
 
 HERE = Path(__file__).resolve().parent
 

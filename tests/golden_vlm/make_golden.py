@@ -10,8 +10,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from dixit_lab.experiment import parse_config
-from dixit_lab.runner import run_experiment
+from dixit_lab.run.experiment import parse_config
+from dixit_lab.run.runner import run_experiment
 from dixit_lab.vlm.stub import StubServer
 
 FOLDER = Path(__file__).resolve().parent / "tournament"

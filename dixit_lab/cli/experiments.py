@@ -1,0 +1,174 @@
+"""The commands of experiments and their results folders: ``run``, ``replay``, ``report``,
+``show`` and ``tune``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from dixit_lab.cli.common import positive, print_agents, seconds_since_start
+from dixit_lab.errors import UserError
+from dixit_lab.records.files import RECORD_FORMATS
+from dixit_lab.run.executors import executor_names
+from dixit_lab.run.sweep_folder import sweep_points
+
+__all__ = ["add_commands"]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from dixit_lab.run.experiment import load_config
+    from dixit_lab.run.runner import run_file
+
+    config = load_config(args.config)
+    if config.tune and not config.sweep and not args.quiet:
+        print("note: this config has a tune section; `dixit-lab tune` runs the search",
+              file=sys.stderr)
+    result = run_file(args.config, args.out, records=args.records, executor=args.executor,
+                      workers=args.workers, chunk_size=args.chunk_size,
+                      show_progress=not args.quiet, address=args.address,
+                      exchanges=args.exchanges)
+    if isinstance(result, Path):
+        print(f"sweep of {len(config.sweep or {})} path(s) done: open {result / 'report.md'}")
+        return 0
+    speed = result.games_per_second
+    rate = (f"{speed:.0f} games/s" if speed >= 10 else f"{speed:.2f} games/s") \
+        if result.played else "nothing to play"  # model games take seconds each
+    workers = f"{result.workers} worker(s)" if result.workers else "the cluster's CPUs"
+    print(f"{config.name}: {result.games} games ({result.played} played this run, {rate} in "
+          f"{result.wall_seconds:.1f} s of play, {workers}; the whole command "
+          f"{seconds_since_start():.1f} s)")
+    print(f"results: {result.folder}  (report: {result.folder / 'report.md'})")
+    print_agents(result.folder)
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from dixit_lab.run.replay import replay_folder
+
+    points = sweep_points(args.folder)
+    folders = [(f"point {p.point} ({p.label}): ", p.folder) for p in points or []] \
+        or [("", Path(args.folder))]
+    total = 0
+    for prefix, folder in folders:
+        compared, difference = replay_folder(folder, executor=args.executor,
+                                             workers=args.workers, show_progress=not args.quiet,
+                                             address=args.address)
+        total += compared
+        if difference is not None:
+            print(f"{prefix}DIFFERENT after {compared} game(s): {difference}")
+            return 1
+        if points:
+            print(f"{prefix}identical: {compared} games")
+    print(f"identical: {total} games replayed byte for byte"
+          + (f" ({len(folders)} sweep points)" if points else ""))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from dixit_lab.report.outputs import write_tables
+    from dixit_lab.report.sweep import write_sweep_report
+
+    folder = Path(args.folder)
+    points = sweep_points(folder)
+    if points is not None:
+        for point in points:
+            write_tables(point.folder)
+        path = write_sweep_report(folder)
+    else:
+        write_tables(folder)
+        path = folder / "report.md"
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from dixit_lab.core.cards import DeckError, load_deck
+    from dixit_lab.records.format import read_jsonl
+    from dixit_lab.report.show import show_game
+
+    path = Path(args.folder)
+    points = sweep_points(path)
+    if points is not None:
+        chosen = [p for p in points if p.point == args.point]
+        if not chosen:
+            listing = "; ".join(f"--point {p.point}: {p.label}" for p in points)
+            raise UserError(f"{path} is a sweep of {len(points)} points: choose one with "
+                            f"--point N ({listing})")
+        path = chosen[0].folder
+    elif args.point is not None:
+        raise UserError(f"{path} is not a sweep folder (no sweep.csv): leave out --point")
+    for index, record in enumerate(read_jsonl(path)):
+        if record.meta.get("game", index) == args.game:
+            try:
+                deck = load_deck(record.deck)
+            except DeckError:
+                deck = None
+            print(show_game(record, deck))
+            return 0
+    raise UserError(f"{path} has no game {args.game}")
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from dixit_lab.run.experiment import load_config, read_yaml_file
+    from dixit_lab.run.tuning import tune
+
+    config = load_config(args.config)
+    data = read_yaml_file(args.config)
+    out = Path(args.out) if args.out else config.results_dir()
+    tune(data, args.config, out, workers=args.workers)  # it prints the verdict
+    print(f"wrote {out / 'tune.csv'}, {out / 'tune.json'} and {out / 'tune.png'}")
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    """The family's sub-commands, on the parser's ``add_subparsers()``."""
+    run = sub.add_parser("run", help="run an experiment config into a results folder")
+    run.add_argument("config", help="experiment YAML (see experiments/)")
+    run.add_argument("--out", help="results folder (default: the config's out, or "
+                                   "results/<name>)")
+    run.add_argument("--executor", choices=executor_names(),
+                     help="override the config's executor (ray: from the clone, "
+                          "pip install -e \".[ray]\")")
+    run.add_argument("--workers", type=positive, help="worker processes (default: all cores)")
+    run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. "
+                                       "HEAD:6379 (default: the config's, else a local Ray)")
+    run.add_argument("--chunk-size", type=positive, help="games per chunk sent to a worker")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--records", choices=RECORD_FORMATS,
+                     help="how to keep the games: jsonl.zst (compressed, the default) or "
+                          "jsonl (plain); overrides the config's records")
+    models = run.add_mutually_exclusive_group()  # model agents' exchanges (docs/vlm.md)
+    models.add_argument("--record-only", dest="exchanges", action="store_const", const="record",
+                        help="model agents call their endpoint for every decision, reusing "
+                             "nothing recorded")
+    models.add_argument("--replay-only", dest="exchanges", action="store_const", const="replay",
+                        help="model agents only reuse recorded replies (no server needed)")
+    run.set_defaults(func=cmd_run)
+
+    rep = sub.add_parser("replay", help="re-play every game of a results folder (or of every "
+                                        "point of a sweep folder) and compare")
+    rep.add_argument("folder")
+    rep.add_argument("--executor", choices=executor_names(), default="process")
+    rep.add_argument("--workers", type=positive)
+    rep.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 "
+                                       "(default: a local Ray)")
+    rep.add_argument("--quiet", action="store_true")
+    rep.set_defaults(func=cmd_replay)
+
+    report = sub.add_parser("report", help="rebuild the tables and report of a results folder")
+    report.add_argument("folder")
+    report.set_defaults(func=cmd_report)
+
+    show = sub.add_parser("show", help="print one game round by round")
+    show.add_argument("folder", help="results folder, sweep folder or games.jsonl")
+    show.add_argument("--game", type=int, default=0)
+    show.add_argument("--point", type=int, help="the sweep point (for a sweep folder)")
+    show.set_defaults(func=cmd_show)
+
+    tune = sub.add_parser("tune", help="search one parameter for the best value of a metric")
+    tune.add_argument("config", help="experiment YAML with a tune section")
+    tune.add_argument("--out", help="folder (default: the config's out, or results/<name>)")
+    tune.add_argument("--workers", type=positive)
+    tune.set_defaults(func=cmd_tune)

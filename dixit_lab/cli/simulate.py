@@ -1,0 +1,87 @@
+"""``dixit-lab simulate``: seeded games without a config, and a summary table."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from typing import Any
+
+from dixit_lab.cli.common import check_output_file, non_negative
+from dixit_lab.errors import UserError
+
+__all__ = ["add_commands"]
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from dixit_lab.core.agent import make_agent
+    from dixit_lab.core.cards import load_deck
+    from dixit_lab.core.rules import get_rules
+    from dixit_lab.core.seeding import game_seed
+    from dixit_lab.engine.game import play_game
+    from dixit_lab.plugins.spec import parse_assignment, split_specs
+    from dixit_lab.progress import progress
+    from dixit_lab.records.format import write_jsonl
+
+    overrides = dict(parse_assignment(item, "--set") for item in args.set or [])
+    rules = get_rules(args.rules, **overrides)
+    specs = split_specs(args.agents)
+    if len(specs) == 1:
+        specs = specs * args.players
+    if len(specs) != args.players:
+        raise UserError(f"--agents lists {len(specs)} agents for {args.players} players; give "
+                        f"one spec for all seats or one per seat")
+    rules.check_players(args.players)
+    if args.out:
+        check_output_file(args.out, "--out")
+    deck = load_deck(args.deck)
+    agents = [make_agent(spec) for spec in specs]
+    records = []
+    with progress(total=args.games, desc="games", unit="game") as bar:
+        for index in range(args.games):
+            records.append(play_game(agents, rules, deck, game_seed(args.seed, index),
+                                     on_illegal=args.on_illegal, meta={"game": index}))
+            bar.update(1)
+    if args.out:
+        write_jsonl(records, args.out)
+    _print_summary(records)
+    return 0
+
+
+def _print_summary(records: list[Any]) -> None:
+    from dixit_lab.stats.metrics import seat_games_frame
+
+    games = len(records)
+    if not games:
+        print("games        0 (nothing to summarise)")
+        return
+    rounds = sum(len(r.rounds) for r in records) / games
+    reasons = Counter(r.end_reason for r in records)
+    print(f"games        {games}")
+    print(f"mean rounds  {rounds:.2f}")
+    print("end reasons  " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
+    print()
+    seats = seat_games_frame(records).groupby("seat")[["final_score", "win_share"]].mean()
+    print(f"{'seat':>4}  {'agent':<28} {'mean points':>11} {'win share':>9}")
+    for seat, row in seats.iterrows():
+        name = records[0].agents[seat]
+        print(f"{seat:>4}  {name:<28} {row.final_score:>11.2f} {row.win_share:>9.3f}")
+
+
+def add_commands(sub: Any) -> None:
+    """The family's sub-commands, on the parser's ``add_subparsers()``."""
+    sim = sub.add_parser("simulate", help="play seeded games and print a summary table")
+    sim.add_argument("--players", type=int, default=5)
+    sim.add_argument("--rules", default="classic",
+                     help="preset: classic, refresh, quest, dixitworld")
+    sim.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="override a rule option, e.g. --set lone_finder_points=4")
+    sim.add_argument("--agents", default="random",
+                     help="one agent spec for every seat, or a comma-separated spec per seat")
+    sim.add_argument("--games", type=non_negative, default=200)
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--deck", default="dreams",
+                     help="bundled deck name (dreams: images with embeddings, for every agent), "
+                          "'numbered-N' (rules-only, for random agents), or a folder of images")
+    sim.add_argument("--on-illegal", choices=["raise", "fallback"], default="raise")
+    sim.add_argument("--out", help="also write the games as JSON Lines to this file")
+    sim.set_defaults(func=cmd_simulate)

@@ -1,0 +1,174 @@
+"""The batched engine's games as records: their JSON lines, written from templates (one
+``json.dumps`` per game would cost more than the games), and the same games as a
+:class:`~dixit_lab.records.batches.GameBatch` straight from the engine's arrays, so that
+summarising a chunk (:mod:`dixit_lab.run.parts`) costs no parsing of what was just written.
+``tests/engine/test_batched.py`` checks the lines against ``GameRecord.to_json`` and
+``tests/engine/test_batch_columns.py`` the batch against the lines parsed, field by field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dixit_lab.core.seeding import seed_fields
+from dixit_lab.engine.game import _options
+from dixit_lab.records.batches import GameBatch
+from dixit_lab.records.format import ROUND_FIELDS, round_json_keys
+
+if TYPE_CHECKING:
+    from dixit_lab.core.cards import Deck
+    from dixit_lab.core.rules import RuleSet
+
+__all__ = ["columns", "json_lines"]
+
+
+def json_lines(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
+               names: Sequence[str], clue_texts: Sequence[str],
+               metas: Sequence[dict[str, Any]] | None) -> list[str]:
+    """The records of the games of ``games`` (a ``batched._Batch`` that played ``rounds``) as
+    JSON lines, byte for byte as ``GameRecord.to_json`` writes them
+    (written from templates: ``json.dumps`` per game would cost more than the games)."""
+    def dumps(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    def array(values: list[Any]) -> str:
+        return str(values).replace(" ", "")
+
+    top = max([1, *(int(r[key].max()) for r in rounds
+                    for key in ("display", "hand", "scores", "points", "card"))])
+    numbers = np.array([str(i) for i in range(-1, top + 1)], dtype=object)
+    numbers[0] = "null"  # -1 marks the storyteller's vote
+    ended = np.array([v + "\x00" for v in numbers.tolist()], dtype=object)
+
+    def rows(matrix: np.ndarray) -> np.ndarray:
+        """The rows of a small-integer matrix as JSON arrays without brackets (object
+        array of str), built by C-level joins rather than one f-string per row."""
+        cells = numbers[matrix + 1]
+        cells[:, -1] = ended[matrix[:, -1] + 1]
+        parts = ",".join(cells.ravel().tolist()).split("\x00,")
+        parts[-1] = parts[-1][:-1]
+        return np.array(parts, dtype=object)
+
+    b = len(games.seeds)
+    keys = round_json_keys()
+    clue_json = np.array([dumps(text) for text in clue_texts], dtype=object)
+    by_round = np.full((len(rounds), b), "", dtype=object)
+    for index, rnd in enumerate(rounds):
+        values = {"storyteller": numbers[rnd["storyteller"] + 1],
+                  "clue": clue_json[rnd["clue"]],
+                  "storyteller_card": numbers[rnd["card"] + 1],
+                  "display": rows(rnd["display"]), "card_owner": rows(rnd["card_owner"]),
+                  "votes": rows(rnd["votes"]), "points": rows(rnd["points"]),
+                  "scores": rows(rnd["scores"]), "storyteller_hand": rows(rnd["hand"])}
+        pieces: list[Any] = []
+        for (name, _), (opening, closing) in zip(ROUND_FIELDS, keys, strict=True):
+            pieces += [opening, values[name], closing]
+        by_round[index, rnd["rows"]] = _concat([*pieces, "}"], rnd["rows"].size)
+    played = (games.end_round + 1).tolist()  # a game plays rounds 0..end_round
+    game_rounds = np.array([",".join(fragments[:count]) for fragments, count
+                            in zip(by_round.T.tolist(), played, strict=True)], dtype=object)
+
+    before = f'"rules":{dumps(rules.name)},"rule_options":{dumps(_options(rules))},'
+    after = f',"deck":{dumps(deck.name)},"rounds":['
+    seatings, seating_rows = np.unique(games.seating, axis=0, return_inverse=True)
+    common = np.array([f'{before}"agents":{dumps([names[i] for i in seating])}{after}'
+                       for seating in seatings.tolist()], dtype=object)[seating_rows.ravel()]
+    heads = np.array([f'{{"seed":{e},"spawn_key":{array(list(k))},'
+                      for e, k in map(seed_fields, games.seeds)], dtype=object)
+    best = games.scores.max(axis=1, keepdims=True)
+    bits = ((games.scores == best) * (1 << np.arange(games.shape.n))).sum(axis=1)
+    winner_lists = np.array([str([s for s in range(games.shape.n) if mask >> s & 1])
+                             .replace(" ", "") for mask in range(1 << games.shape.n)],
+                            dtype=object)
+    tails = np.array([f',"meta":{_meta_json(meta, dumps)}' if meta else ""
+                      for meta in (metas if metas is not None else [None] * b)],
+                     dtype=object)
+    return list(_concat([heads, common, game_rounds, '],"final_scores":[',
+                         rows(games.scores), '],"winners":', winner_lists[bits],
+                         ',"end_reason":"', games.end_reason, '"', tails, "}"], b))
+
+
+def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
+             names: Sequence[str], clue_texts: Sequence[str],
+             metas: Sequence[dict[str, Any]], indices: Sequence[int]) -> GameBatch:
+    """The games of ``games`` (as for :func:`json_lines`) as a
+    :class:`~dixit_lab.records.batches.GameBatch` (``indices``: their record indices)."""
+    import pyarrow as pa
+
+    b, n = len(games.seeds), games.shape.n
+    game_of = np.concatenate([rnd["rows"] for rnd in rounds]) if rounds else \
+        np.zeros(0, np.int64)
+    round_of = np.concatenate([np.full(len(rnd["rows"]), r) for r, rnd in enumerate(rounds)]) \
+        if rounds else np.zeros(0, np.int64)
+    keep = round_of <= games.end_round[game_of]
+    order = np.lexsort((round_of[keep], game_of[keep]))  # game by game, rounds in order
+
+    def stacked(key: str) -> np.ndarray:
+        return np.concatenate([rnd[key] for rnd in rounds])[keep][order]
+
+    round_game = game_of[keep][order].astype(np.int64)
+    r = len(round_game)
+    round_start = np.searchsorted(round_game, np.arange(b + 1)).astype(np.int64)
+    hand = stacked("hand").astype(np.int64)
+    best = games.scores.max(axis=1, keepdims=True)
+    winner_game, winner_seat = np.nonzero(games.scores == best)
+    seat_names = np.asarray(list(names), dtype=object)[games.seating].ravel()
+    players = [name for meta in metas for name in meta["players"]]
+    clue_index = stacked("clue")
+    rule_text = json.dumps(_options(rules), separators=(",", ":"), ensure_ascii=False)
+    return GameBatch(
+        n=n, record_index=np.asarray(indices, dtype=np.int64),
+        game=np.array([meta["game"] for meta in metas], dtype=np.int64),
+        rules=pa.array([rules.name] * b, pa.string()), deck=pa.array([deck.name] * b,
+                                                                     pa.string()),
+        end_reason=pa.array(games.end_reason.tolist(), pa.string()),
+        agents=pa.array(seat_names.tolist(), pa.string()),
+        players=pa.array([str(p) for p in players], pa.string()),
+        final_scores=games.scores.astype(np.int64),
+        winner_game=winner_game.astype(np.int64), winner_seat=winner_seat.astype(np.int64),
+        rule_options=[rule_text] * b, round_game=round_game, round_start=round_start,
+        round_number=np.arange(r, dtype=np.int64) - round_start[round_game],
+        storyteller=stacked("storyteller").astype(np.int64),
+        storyteller_card=stacked("card").astype(np.int64),
+        clue=pa.array(np.asarray(list(clue_texts), dtype=object)[clue_index].tolist(),
+                      pa.string()),
+        display=stacked("display").astype(np.int64),
+        card_owner=stacked("card_owner").astype(np.int64),
+        votes=stacked("votes").astype(np.int64), points=stacked("points").astype(np.int64),
+        scores=stacked("scores").astype(np.int64), faults=np.zeros((r, n), dtype=np.int64),
+        fault_round=np.zeros(0, np.int64), fault_seat=np.zeros(0, np.int64),
+        fault_kinds=pa.array([], pa.string()),
+        hands=pa.ListArray.from_arrays(
+            pa.array(np.arange(0, r * hand.shape[1] + 1, hand.shape[1], dtype=np.int32)
+                     if r else np.zeros(1, np.int32)),
+            pa.array(hand.ravel())),
+        unperceived=np.zeros((r, n), dtype=np.int64))  # every clue is of the table's bank
+
+
+def _concat(columns: list[Any], size: int) -> np.ndarray:
+    """Row-wise concatenation of string columns (object arrays or constants) into ``size``
+    strings, with one C-level join and one split instead of an operation per cell."""
+    table = np.empty((size, len(columns) + 1), dtype=object)
+    for index, column in enumerate(columns):
+        table[:, index] = column
+    table[:, -1] = "\x01"  # JSON text never holds a raw control character
+    parts = "".join(table.ravel().tolist()).split("\x01")
+    return np.array(parts[:-1], dtype=object)
+
+
+_PLAYERS_JSON: dict[tuple[str, ...], str] = {}
+
+
+def _meta_json(meta: dict[str, Any], dumps: Any) -> str:
+    """``dumps(meta)``, with a fast path for the runner's {game, deal, players} (same bytes)."""
+    if (len(meta) == 3 and list(meta) == ["game", "deal", "players"]
+            and type(meta["game"]) is int and type(meta["deal"]) is int):
+        players = tuple(meta["players"])
+        text = _PLAYERS_JSON.get(players)
+        if text is None:
+            text = _PLAYERS_JSON[players] = dumps(list(players))
+        return f'{{"game":{meta["game"]},"deal":{meta["deal"]},"players":{text}}}'
+    return dumps(meta)

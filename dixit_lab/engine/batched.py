@@ -1,0 +1,441 @@
+"""The batched engine: many games at once as NumPy arrays, identical to the reference engine.
+
+:func:`dixit_lab.engine.game.play_game` is the readable definition of a game. This module plays the
+same games for a whole batch of seeds in lockstep: hands, piles, scores and votes are arrays
+over games, and every agent's decision is an array operation over the games in which that
+agent acts (a :class:`BatchPolicy`, which the agent provides through ``batch_policy()``).
+Random numbers come from the same counter-based streams as the reference engine (see
+:mod:`dixit_lab.core.seeding`), so the records are byte-identical; ``tests/engine/test_batched.py``
+checks that for every supported agent, rule preset and player count.
+
+All games of a batch share the table shape (players, rules, deck), so the draw pile shrinks
+and is reshuffled at the same rounds in every game; only a target score ends games early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from dixit_lab.core.agent import Agent, GameContext
+from dixit_lab.core.cards import Deck
+from dixit_lab.core.rules import RuleSet, score_batch
+from dixit_lab.core.seeding import (
+    Streams,
+    game_key,
+    game_keys,
+    seat_bases_many,
+    stream_base,
+    uniforms,
+)
+from dixit_lab.engine.batch_output import columns, json_lines
+from dixit_lab.records.batches import GameBatch
+
+__all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "batch_blocker", "batch_supported",
+           "play_batch", "rules_supported"]
+
+
+class Draws:
+    """The next uniform number of each (game, seat) stream of the rows a decision concerns."""
+
+    def __init__(self, bases: np.ndarray, counters: np.ndarray, rows: np.ndarray,
+                 seats: np.ndarray) -> None:
+        self._bases, self._counters, self._rows, self._seats = bases, counters, rows, seats
+
+    def next(self) -> np.ndarray:
+        counters = self._counters[self._rows, self._seats]
+        values = uniforms(self._bases[self._rows, self._seats], counters.astype(np.uint64))
+        self._counters[self._rows, self._seats] = counters + 1
+        return values
+
+
+class BatchPolicy(Protocol):
+    """An agent's decisions over many games at once (rows), exactly as the agent decides.
+
+    ``clue_texts`` is the clue bank the policy perceives (None: it names its clues by
+    ``words``, which must all be in the table's bank); the engine calls ``bind`` with the
+    table's bank before the first decision. The built-in agents' policies are written once
+    for both engines (``dixit_lab.policy.backends``)."""
+
+    clue_texts: tuple[str, ...] | None
+
+    def bind(self, texts: tuple[str, ...]) -> None:
+        """Fix the table's clue bank (the clue rows ``tell`` returns and the others get)."""
+        ...
+
+    def tell(self, hands: np.ndarray, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
+        """(R, h) hands -> (cards, clue rows of the clue bank), each (R,). A policy whose
+        decisions depend on the round also has ``at_round(index)``, the policy of round
+        ``index`` (0-based), which the engine asks for at the start of every round."""
+        ...
+
+    def submit(self, hands: np.ndarray, clues: np.ndarray, n_cards: int,
+               draws: Draws) -> np.ndarray:
+        """(R, h) hands, (R,) clues -> (R, n_cards) cards, in the agent's order."""
+        ...
+
+    def vote(self, display: np.ndarray, own: np.ndarray, clues: np.ndarray,
+             draws: Draws) -> np.ndarray:
+        """(R, k) displayed cards, (R, k) own-card mask, (R,) clues -> (R,) positions."""
+        ...
+
+
+#: the methods through which a game reaches an agent: a batch policy plays them all
+DECISION_METHODS: tuple[str, ...] = ("begin_game", "tell", "submit", "vote", "observe")
+
+
+def batch_blocker(agent: Agent) -> str | None:
+    """Why the batched engine may not play ``agent`` (None: it may).
+
+    The rule: a batch policy speaks for the class that defines ``batch_policy`` (the first
+    in the agent's MRO whose body names it) and for its bases, never for a subclass. So that
+    class must be the most-derived definer of every decision method
+    (:data:`DECISION_METHODS`): a subclass that overrides ``tell``, ``submit``, ``vote``,
+    ``begin_game`` or ``observe`` without defining ``batch_policy`` itself plays on the
+    reference engine (a subclass that vouches for its policy defines ``batch_policy``, and
+    ``dixit_lab.testing.check_batch_policy`` checks it). ``batch_policy = None`` in a class,
+    or on an instance, says it has none."""
+    cls, mro = type(agent), type(agent).__mro__
+    own = getattr(agent, "__dict__", {})
+    if "batch_policy" in own:  # set on the instance: it speaks for the instance
+        return None if callable(own["batch_policy"]) else \
+            f"{cls.__name__} has no batched policy (with these parameters)"
+    owner = next((klass for klass in mro if "batch_policy" in vars(klass)), None)
+    if owner is None or not callable(getattr(agent, "batch_policy", None)):
+        return f"{cls.__name__} has no batched policy"
+    for method in DECISION_METHODS:
+        if method in own:
+            return (f"{cls.__name__} replaces {method} on this instance, which the batched "
+                    f"policy of {owner.__name__} does not play")
+        definer = next(klass for klass in mro if method in vars(klass))
+        if mro.index(definer) < mro.index(owner):
+            return (f"{definer.__name__} overrides {method}, which the batched policy of "
+                    f"{owner.__name__} does not play")
+    return None
+
+
+def batch_supported(agent: Agent) -> bool:
+    """True if the batched engine plays the agent's own decisions (:func:`batch_blocker`)."""
+    return batch_blocker(agent) is None
+
+
+def _at_round(policies: list[Any], index: int) -> list[Any]:
+    """Each policy for round ``index``: a policy whose decisions depend on the round (the
+    model storytellers': their listener model does) gives its round's policy by
+    ``at_round(index)``; any other is the same every round."""
+    return [p.at_round(index) if callable(getattr(p, "at_round", None)) else p
+            for p in policies]
+
+
+def rules_supported(rules: RuleSet) -> bool:
+    """True if the batched engine plays games under ``rules``: every option but
+    ``deck_exhausted: play_out_hands``, whose hands shrink unevenly from game to game."""
+    return rules.deck_exhausted != "play_out_hands"
+
+
+@dataclass(frozen=True)
+class _Shape:
+    n: int
+    hand: int
+    per_player: int
+    shown: int
+    deck: int
+
+
+def _policies(agents: Sequence[Agent], n: int, rules: RuleSet, deck: Deck
+              ) -> tuple[list[Any], tuple[str, ...]]:
+    """A batch policy per distinct agent (prepared for this table shape) and the table's
+    clue list."""
+    policies = []
+    for agent in agents:
+        name = getattr(agent, "spec", None) or agent.name
+        blocker = batch_blocker(agent)
+        if blocker is not None:
+            raise ValueError(f"agent {name!r}: {blocker}; use the reference engine")
+        cache = agent.__dict__.setdefault("_batch_policies", {})
+        key = (n, rules, deck.name, len(deck))
+        if key not in cache:  # prepared once per agent instance and table shape
+            agent.begin_game(GameContext(0, n, rules, deck))
+            cache[key] = agent.batch_policy()  # type: ignore[attr-defined]
+        policies.append(cache[key])
+    # one clue list for the table: the embedding agents' bank, or the policies' own words
+    banks = [p.clue_texts for p in policies if p.clue_texts is not None]
+    clue_texts = tuple(banks[0]) if banks else tuple(policies[0].words)
+    for policy in policies:
+        policy.bind(clue_texts)
+    return policies, clue_texts
+
+
+def play_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+               seeds: Sequence[Any], metas: Sequence[dict[str, Any]] | None = None
+               ) -> list[str]:
+    """Play game ``g`` with the agents ``tables[g]`` (by seat) from ``seeds[g]``, for all
+    games at once, and return their JSON lines: exactly ``play_game(tables[g], rules, deck,
+    seeds[g], meta=metas[g]).to_json()``. Every agent must support batching; one agent
+    instance may sit in many seats and games (batched policies keep no state)."""
+    if not tables:
+        return []
+    games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds)
+    return json_lines(games, rounds, rules, deck, names, clue_texts, metas)
+
+
+def play_batch_columns(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+                       seeds: Sequence[Any], metas: Sequence[dict[str, Any]],
+                       indices: Sequence[int]) -> tuple[list[str], GameBatch]:
+    """:func:`play_batch`'s JSON lines and the same games as a
+    :class:`~dixit_lab.records.batches.GameBatch` (``indices``: their record indices)."""
+    games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds)
+    return (json_lines(games, rounds, rules, deck, names, clue_texts, metas),
+            columns(games, rounds, rules, deck, names, clue_texts, metas, indices))
+
+
+def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+              seeds: Sequence[Any]) -> tuple[_Batch, list[dict[str, np.ndarray]], list[str],
+                                             Sequence[str]]:
+    """Play the games of :func:`play_batch`: their state, their rounds' arrays, the agents'
+    names and the clue texts (for the records: ``batch_output.json_lines``, and
+    :mod:`dixit_lab.engine.batch_output`)."""
+    if len(tables) != len(seeds):
+        raise ValueError(f"{len(tables)} tables for {len(seeds)} seeds")
+    if not tables:
+        raise ValueError("no game to play")
+    n = len(tables[0])
+    if any(len(table) != n for table in tables):
+        raise ValueError("all games of a batch need the same number of players")
+    rules.check_players(n)
+    if not rules_supported(rules):
+        raise ValueError(f"the batched engine does not play deck_exhausted="
+                         f"{rules.deck_exhausted!r}; use the reference engine")
+    shape = _Shape(n, rules.hand_size_for(n), rules.cards_per_player(n),
+                   rules.displayed_cards(n), len(deck))
+    deck.check_playable(n, shape.hand, shape.shown)
+    distinct: dict[int, int] = {}
+    agents: list[Agent] = []
+    seating = np.empty((len(tables), n), dtype=np.int64)
+    for g, table in enumerate(tables):
+        for seat, agent in enumerate(table):
+            index = distinct.get(id(agent))
+            if index is None:
+                index = distinct[id(agent)] = len(agents)
+                agents.append(agent)
+            seating[g, seat] = index
+    policies, clue_texts = _policies(agents, n, rules, deck)
+    names = [getattr(a, "spec", None) or a.name for a in agents]
+    games = _Batch(shape, rules, seeds, seating)
+    return games, games.run(policies), names, clue_texts
+
+
+def _keys(seeds: list[Any]) -> np.ndarray:
+    """The games' keys, (B, 2) uint64: vectorised when the seeds are one experiment's
+    ``game_seed(seed, deal)`` sequences, else one at a time."""
+    first = seeds[0]
+    if all(isinstance(s, np.random.SeedSequence) for s in seeds):
+        entropy = first.entropy
+        if isinstance(entropy, int) and all(s.entropy == entropy and len(s.spawn_key) == 1
+                                            for s in seeds):
+            keys = game_keys(entropy, np.array([s.spawn_key[0] for s in seeds]))
+            if keys is not None:
+                return keys
+    return np.array([game_key(seed) for seed in seeds], dtype=np.uint64).reshape(len(seeds), 2)
+
+
+class _Batch:
+    """The state of B games of one table shape."""
+
+    def __init__(self, shape: _Shape, rules: RuleSet, seeds: Sequence[Any],
+                 seating: np.ndarray) -> None:
+        self.shape, self.rules = shape, rules
+        self.seeds = list(seeds)
+        self.seating = seating  # (B, n): the policy of each seat of each game
+        self.single = 0 if int(seating.max()) == 0 else None
+        b = len(self.seeds)
+        keys = _keys(self.seeds)
+        k0, k1 = keys[:, :1], keys[:, 1:]
+        n, h = shape.n, shape.hand
+        deal = stream_base(k0, k1, Streams.DEAL)
+        counters = np.arange(shape.deck, dtype=np.uint64)
+        order = np.argsort(uniforms(deal, counters), axis=1, kind="stable")
+        self.hands = order[:, :n * h].reshape(b, n, h).copy()
+        # the pile as the reference keeps it: a list whose last element is drawn first
+        self.pile = order[:, n * h:][:, ::-1].copy()
+        self.discard = np.empty((b, 0), dtype=order.dtype)
+        self.display_base = stream_base(k0, k1, Streams.DISPLAY)[:, 0]
+        self.reshuffle_keys = (k0, k1)
+        self.seat_bases = seat_bases_many(keys, n)
+        self.seat_counters = np.zeros((b, n), dtype=np.int64)
+        if rules.first_storyteller == "seat0":
+            self.storyteller = np.zeros(b, dtype=np.int64)
+        else:
+            first = uniforms(stream_base(k0, k1, Streams.FIRST_STORYTELLER), 0)[:, 0]
+            self.storyteller = np.minimum((first * n).astype(np.int64), n - 1)
+        self.scores = np.zeros((b, n), dtype=np.int64)
+        self.active = np.ones(b, dtype=bool)
+        self.end_round = np.full(b, -1, dtype=np.int64)
+        self.end_reason = np.array(["max_rounds"] * b, dtype=object)
+        self.reshuffles = 0
+
+    # -- one round -------------------------------------------------------------------------
+
+    def run(self, policies: list[Any]) -> list[dict[str, np.ndarray]]:
+        rounds = []
+        for index in range(self.rules.max_rounds):
+            live = np.flatnonzero(self.active)
+            if live.size == 0:
+                break
+            rounds.append(self.play_round(index, live, _at_round(policies, index)))
+            if not self.active.any():
+                break
+        still = self.active
+        self.end_round[still] = len(rounds) - 1
+        return rounds
+
+    def _decide(self, policies: list[Any], live: np.ndarray, seats: np.ndarray, action: str,
+                *args: np.ndarray, **kwargs: Any) -> list[tuple[np.ndarray | slice, Any]]:
+        """Run ``action`` of each acting agent's policy on the games where it acts."""
+        if self.single is not None:  # one agent everywhere: no grouping needed
+            draws = Draws(self.seat_bases, self.seat_counters, live, seats)
+            result = getattr(policies[0], action)(*args, **kwargs, draws=draws)
+            return [(slice(None), result)]
+        acting = self.seating[live, seats]
+        out: list[tuple[np.ndarray | slice, Any]] = []
+        for index in np.unique(acting).tolist():
+            mask = acting == index
+            rows = live[mask]
+            draws = Draws(self.seat_bases, self.seat_counters, rows, seats[mask])
+            result = getattr(policies[index], action)(*(a[mask] for a in args), **kwargs,
+                                                      draws=draws)
+            out.append((mask, result))
+        return out
+
+    def play_round(self, index: int, live: np.ndarray, policies: list[Any]
+                   ) -> dict[str, np.ndarray]:
+        shape, rules = self.shape, self.rules
+        n, h, per, k = shape.n, shape.hand, shape.per_player, shape.shown
+        size = live.size
+        teller = self.storyteller[live]
+        hands = self.hands[live]                         # (L, n, h)
+        teller_hands = hands[np.arange(size), teller]    # (L, h)
+        cards = np.empty(size, dtype=np.int64)
+        clues = np.empty(size, dtype=np.int64)
+        for mask, (told_cards, told_clues) in self._decide(policies, live, teller, "tell",
+                                                           teller_hands):
+            cards[mask], clues[mask] = told_cards, told_clues
+        teller_hand_copy = teller_hands.copy()
+
+        table = np.empty((size, k), dtype=np.int64)
+        owners = np.empty((size, k), dtype=np.int64)
+        table[:, 0], owners[:, 0] = cards, teller
+        column = 1
+        for offset in range(1, n):
+            seat = (teller + offset) % n
+            seat_hands = hands[np.arange(size), seat]
+            chosen = np.empty((size, per), dtype=np.int64)
+            for mask, result in self._decide(policies, live, seat, "submit", seat_hands, clues,
+                                             n_cards=per):
+                chosen[mask] = result
+            table[:, column:column + per] = chosen
+            owners[:, column:column + per] = seat[:, None]
+            column += per
+
+        # remove the played cards from the hands, keeping the order of the rest
+        if per == 1:  # one card per seat: shift the cards after it one slot left
+            seat_card = np.empty((size, n), dtype=np.int64)
+            seat_card[np.arange(size)[:, None], owners] = table
+            position = np.argmax(hands == seat_card[:, :, None], axis=2)
+            slots = np.arange(h)[None, None, :]
+            kept_order = np.minimum(slots + (slots >= position[:, :, None]), h - 1)
+        else:
+            played = np.zeros((size, n, h), dtype=bool)
+            for column in range(k):
+                played |= (hands == table[:, column, None, None]) & (
+                    np.arange(n)[None, :, None] == owners[:, column, None, None])
+            kept_order = np.argsort(played, axis=2, kind="stable")
+        hands = np.take_along_axis(hands, kept_order, axis=2)  # kept cards first, in order
+
+        counters = index * k + np.arange(k, dtype=np.uint64)
+        permutation = np.argsort(uniforms(self.display_base[live, None], counters), axis=1,
+                                 kind="stable")
+        display = np.take_along_axis(table, permutation, axis=1)
+        card_owner = np.take_along_axis(owners, permutation, axis=1)
+
+        votes = np.full((size, n), -1, dtype=np.int64)
+        for offset in range(1, n):
+            seat = (teller + offset) % n
+            own = card_owner == seat[:, None]
+            for mask, result in self._decide(policies, live, seat, "vote", display, own, clues):
+                votes[np.arange(size)[mask], seat[mask]] = result
+        points = score_batch(rules, teller, display, card_owner, votes, cards)
+        self.scores[live] += points
+        record = {"rows": live, "storyteller": teller, "clue": clues, "card": cards,
+                  "display": display, "card_owner": card_owner, "votes": votes,
+                  "points": points, "scores": self.scores[live].copy(),
+                  "hand": teller_hand_copy}
+
+        # end of the round: target score, then the refill (the same for every game)
+        ended = np.zeros(size, dtype=bool)
+        if rules.target_score is not None:
+            ended = self.scores[live].max(axis=1) >= rules.target_score
+            self._end(live[ended], index, "target_score")
+        if not rules.fixed_hands:  # fixed hands: the next round starts from the dealt hands
+            self.hands[live] = hands
+        self.discard = np.concatenate([self.discard, np.zeros((self.discard.shape[0], k),
+                                                              dtype=self.discard.dtype)], axis=1)
+        self.discard[live, -k:] = display
+        going = live[~ended]
+        if going.size and not rules.fixed_hands:
+            exhausted = self._refill(going, teller[~ended], index)
+            if exhausted:
+                self._end(going, index, "deck_exhausted")
+        self.storyteller[live] = (teller + 1) % n
+        return record
+
+    def _end(self, rows: np.ndarray, index: int, reason: str) -> None:
+        self.active[rows] = False
+        self.end_round[rows] = index
+        self.end_reason[rows] = reason
+
+    def _refill(self, rows: np.ndarray, teller: np.ndarray, index: int) -> bool:
+        """Refill the hands of ``rows`` (all games are at the same pile length). True if the
+        game ends because the deck is exhausted."""
+        shape, mode = self.shape, self.rules.deck_exhausted
+        n, h, per = shape.n, shape.hand, shape.per_player
+        need = shape.shown
+        pile_length = self.pile.shape[1]
+        if pile_length < need:
+            if mode == "end_when_cannot_refill":
+                return True
+            if mode == "reshuffle_discard":
+                combined = np.concatenate([self.pile, self.discard], axis=1)
+                k0, k1 = self.reshuffle_keys
+                base = stream_base(k0, k1, Streams.RESHUFFLE + self.reshuffles)
+                self.reshuffles += 1
+                counters = np.arange(combined.shape[1], dtype=np.uint64)
+                order = np.argsort(uniforms(base, counters), axis=1, kind="stable")
+                self.pile = np.take_along_axis(combined, order, axis=1)
+                self.discard = self.discard[:, :0]
+                pile_length = self.pile.shape[1]
+                if pile_length < need:
+                    return True
+        # who draws the t-th card: seats from the storyteller's left, each to a full hand
+        takers = []
+        for offset in range(1, n + 1):
+            count = 1 if offset == n else per
+            takers += [offset] * count
+        drawn = min(need, pile_length)
+        size = rows.size
+        seats = (teller[:, None] + np.array(takers[:drawn])[None, :]) % n  # (R, drawn)
+        cards = self.pile[rows][:, ::-1][:, :drawn]                         # popped in order
+        hands = self.hands[rows]
+        # the kept cards fill the first slots; drawn cards go after them, seat by seat
+        is_teller = np.arange(n)[None, :] == teller[:, None]
+        filled = h - np.where(is_teller, 1, per)
+        for t in range(drawn):
+            seat = seats[:, t]
+            hands[np.arange(size), seat, filled[np.arange(size), seat]] = cards[:, t]
+            filled[np.arange(size), seat] += 1
+        self.hands[rows] = hands
+        self.pile = self.pile[:, :pile_length - drawn]
+        return mode == "end_when_last_drawn" and self.pile.shape[1] == 0

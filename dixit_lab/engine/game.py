@@ -1,0 +1,512 @@
+"""The reference game engine: :class:`GameSteps` holds one seeded game and asks for decisions
+phase by phase; :func:`play_game` plays it by calling the agents.
+
+This is the readable definition of a game of Dixit (see ``docs/rules.md``). Every random draw
+comes from the game's seeded streams: the whole deck order and the first storyteller from the
+deal stream before any agent acts, the display shuffles from the display stream, and each
+agent's own draws from its seat's one-way stream (:mod:`dixit_lab.core.seeding`).
+
+The engine never calls an agent: it yields a :class:`Phase` (every decision of one phase, each
+with the view its seat may see) and takes the answers back, then yields the revealed round.
+That one loop serves every kind of player — built-in agents (:func:`play_game`), agents in
+their own process, models behind an HTTP endpoint, people at a web page and learning policies
+— and what a seat learns is exactly its view.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from collections.abc import Generator, Sequence
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+
+from dixit_lab.core.agent import (
+    Agent,
+    AgentFailure,
+    Clue,
+    GameContext,
+    PublicRound,
+    SubmitView,
+    TellView,
+    VoteView,
+    seat_names,
+)
+from dixit_lab.core.cards import Deck
+from dixit_lab.core.rules import IllegalAction, RuleSet, round_points
+from dixit_lab.core.seeding import (
+    GameSeed,
+    Streams,
+    as_seed_sequence,
+    first_blocks,
+    game_key,
+    permutation,
+    seat_bases,
+    seed_fields,
+    stream,
+    stream_base,
+    stream_base_int,
+    uniforms,
+)
+from dixit_lab.records.format import EndReason, Fault, GameRecord, RoundRecord
+
+__all__ = [
+    "FALLBACK_CLUE",
+    "Decision",
+    "Failure",
+    "GameSteps",
+    "IllegalAction",
+    "Phase",
+    "agent_answer",
+    "play_game",
+]
+
+OnIllegal = Literal["raise", "fallback"]
+Action = Literal["tell", "submit", "vote"]
+FALLBACK_CLUE = "(no clue)"
+_FALLBACK = 3  # sub-stream of the game's SeedSequence for fallback actions
+_DISPLAY_BLOCK = 16  # display orders computed at a time (any block size gives the same orders)
+
+
+class Decision(NamedTuple):
+    """One seat's pending decision and the view it decides on."""
+
+    seat: int
+    action: Action
+    view: TellView | SubmitView | VoteView
+
+
+class Phase(NamedTuple):
+    """Every decision of one phase, all known at once: the storyteller's ``tell``, or the
+    listeners' ``submit`` or ``vote`` (in seat order from the storyteller's left)."""
+
+    action: Action
+    decisions: tuple[Decision, ...]
+
+
+class Failure(NamedTuple):
+    """An answer meaning "this seat's decision failed": ``kind`` is the fault class
+    (``raised``, ``timeout``, ``crashed``, ``unparsable``, ``refused``, ``backend`` ...)."""
+
+    kind: str
+    message: str
+    error: BaseException | None = None
+
+
+def play_game(
+    agents: Sequence[Agent],
+    rules: RuleSet,
+    deck: Deck,
+    seed: GameSeed,
+    *,
+    on_illegal: OnIllegal = "raise",
+    meta: dict[str, Any] | None = None,
+    players: Sequence[str] | None = None,
+) -> GameRecord:
+    """Play one game and return its record. Same inputs, same record, on every machine.
+
+    ``seed`` is an int or a ``numpy.random.SeedSequence`` (see :mod:`dixit_lab.core.seeding`).
+    With ``on_illegal="raise"`` an illegal action, or an exception raised by an agent in any
+    of its methods (``begin_game`` and ``observe`` included), raises :class:`IllegalAction`
+    naming the seat, agent, round and action; with ``"fallback"`` the fault is recorded in the
+    round and, for an action, a legal action drawn from the seat's fallback stream replaces it.
+    ``players`` are the public names the agents know each other by (default ``seat 0`` ...;
+    the record keeps the specs).
+    """
+    agents = list(agents)
+    names = tuple(getattr(agent, "spec", None) or agent.name for agent in agents)
+    game = GameSteps(names, rules, deck, seed, on_illegal=on_illegal, meta=meta,
+                     players=players)
+    for seat, agent in enumerate(agents):
+        try:
+            agent.begin_game(game.context(seat))
+        except Exception as error:  # an agent's exception is a fault like an illegal action
+            game.hook_failed(seat, "begin_game", error)
+    event = game.start()
+    while event is not None:
+        if isinstance(event, Phase):
+            event = game.send([agent_answer(agents[decision.seat], decision)
+                               for decision in event.decisions])
+        else:
+            for seat, agent in enumerate(agents):
+                try:
+                    agent.observe(event)
+                except Exception as error:
+                    game.hook_failed(seat, "observe", error)
+            event = game.send(None)
+    assert game.record is not None
+    return game.record
+
+
+def agent_answer(agent: Agent, decision: Decision,
+                 fatal: tuple[type[BaseException], ...] = ()) -> Any:
+    """``agent``'s answer to ``decision``: what it returns, or the :class:`Failure` that its
+    exception stands for (an exception of a ``fatal`` class propagates: it stops the run)."""
+    try:
+        return getattr(agent, decision.action)(decision.view)
+    except fatal:
+        raise
+    except AgentFailure as failure:
+        return Failure(failure.kind, str(failure), failure)
+    except Exception as error:
+        return Failure("raised", _raised(error), error)
+
+
+class GameSteps:
+    """One game, stepped phase by phase (see the module docstring).
+
+    ``start()`` returns the first event and ``send(answers)`` the next: a :class:`Phase`, to
+    be answered with one answer per decision (a :class:`Clue`, a list of card indices, a
+    display position, or a :class:`Failure`); a :class:`PublicRound`, the reveal of the round
+    just scored, answered with ``None``; and ``None`` once the game is over, when ``record``
+    holds its :class:`GameRecord`. ``names`` (the agents' specs) go into the record;
+    ``players``, the public names of the seats (default ``seat 0`` ...), into the contexts.
+    """
+
+    def __init__(self, names: Sequence[str], rules: RuleSet, deck: Deck, seed: GameSeed, *,
+                 on_illegal: OnIllegal = "raise", meta: dict[str, Any] | None = None,
+                 players: Sequence[str] | None = None) -> None:
+        if on_illegal not in ("raise", "fallback"):
+            raise ValueError(f"on_illegal must be 'raise' or 'fallback', got {on_illegal!r}")
+        n = len(names)
+        rules.check_players(n)
+        self.hand_size = rules.hand_size_for(n)
+        self.per_player = rules.cards_per_player(n)
+        self.displayed = rules.displayed_cards(n)
+        deck.check_playable(n, self.hand_size, self.displayed)
+        self.names = tuple(names)
+        self.rules = rules
+        self.n = n
+        self.on_illegal = on_illegal
+        self.meta = meta or {}
+        self.deck_size, self.deck_name = len(deck), deck.name
+        self.seq = as_seed_sequence(seed)
+        self.key = game_key(self.seq)
+        bases = seat_bases(self.key, n)
+        firsts = first_blocks(bases)
+        # each seat gets its own copies of the rules and the deck: nothing it can change for
+        # the others, and nothing of the engine; the others are their public names (the
+        # record's ``names`` are specs: how a seat thinks is not public)
+        public = tuple(str(name) for name in players) if players is not None else \
+            seat_names(n)
+        if len(public) != n:
+            raise ValueError(f"{len(public)} public names for {n} players")
+        self._contexts = tuple(
+            GameContext(seat, n, copy.copy(rules), copy.copy(deck), public, bases[seat],
+                        firsts[seat]) for seat in range(n))
+        self.display_base = np.uint64(stream_base_int(*self.key, Streams.DISPLAY))
+        self.permutations: list[list[int]] = []
+        self.rounds_shown = 0
+        self.reshuffles = 0
+        self.round_index = 0
+        self.fallback_rngs: dict[int, np.random.Generator] = {}
+        self.faults: list[Fault] = []
+        self.record: GameRecord | None = None
+        self._steps: Generator[Any, Any, GameRecord] | None = None
+        self._hands: list[list[int]] = []
+        self._dealt: list[list[int]] = []
+
+    # -- the stepping interface -------------------------------------------------------------
+
+    def context(self, seat: int) -> GameContext:
+        """What seat ``seat`` learns at the start of the game (for ``Agent.begin_game``)."""
+        return self._contexts[seat]
+
+    def start(self) -> Phase | PublicRound | None:
+        if self._steps is not None:
+            raise RuntimeError("this game has already started")
+        self._steps = self._play()
+        return self._advance(None)
+
+    def send(self, answers: Sequence[Any] | None) -> Phase | PublicRound | None:
+        if self._steps is None:
+            raise RuntimeError("call start() before send()")
+        return self._advance(answers)
+
+    def _advance(self, answers: Sequence[Any] | None) -> Phase | PublicRound | None:
+        assert self._steps is not None
+        try:
+            return self._steps.send(answers)
+        except StopIteration as stop:
+            self.record = stop.value
+            return None
+
+    def hand(self, seat: int) -> tuple[int, ...]:
+        """Seat ``seat``'s hand now (for a driver that shows each seat its own cards while
+        others decide, such as the PettingZoo environment); never another seat's."""
+        return tuple(self._hands[seat]) if self._hands else ()
+
+    def hook_failed(self, seat: int, hook: str, error: BaseException) -> None:
+        """An agent's ``begin_game`` or ``observe`` raised: a fault of the current round."""
+        if isinstance(error, AgentFailure):
+            self._fault(seat, hook, str(error), error.kind, error)
+        else:
+            self._fault(seat, hook, _raised(error), "raised", error)
+
+    # -- faults -----------------------------------------------------------------------------
+
+    def _fault(self, seat: int, action: str, message: str, kind: str,
+               cause: BaseException | None = None) -> np.random.Generator:
+        """Raise, or record the fault and return the seat's fallback stream."""
+        if self.on_illegal == "raise":
+            raise IllegalAction(f"seat {seat} (agent {self.names[seat]}), round "
+                                f"{self.round_index}, {action}: {message}") from cause
+        self.faults.append(Fault(seat, self.names[seat], action, message, kind))
+        rng = self.fallback_rngs.get(seat)
+        if rng is None:
+            rng = self.fallback_rngs[seat] = stream(self.seq, _FALLBACK, seat)
+        return rng
+
+    def _problem(self, seat: int, action: str, answer: Any, problem: str | None
+                 ) -> np.random.Generator | None:
+        """The fallback stream if ``answer`` is a failure or ``problem`` says it is illegal."""
+        if type(answer) is Failure:
+            return self._fault(seat, action, answer.message, answer.kind, answer.error)
+        if problem:
+            return self._fault(seat, action, problem, "illegal")
+        return None
+
+    def _next_permutation(self) -> list[int]:
+        """The display order of the next round: round r sorts numbers r*k .. r*k+k-1 of the
+        display stream (k displayed cards); computed for a block of rounds at a time."""
+        if not self.permutations:
+            k, first = self.displayed, self.rounds_shown
+            counters = np.arange(first * k, (first + _DISPLAY_BLOCK) * k, dtype=np.uint64)
+            keys = uniforms(self.display_base, counters).reshape(_DISPLAY_BLOCK, k)
+            self.permutations = keys.argsort(axis=1, kind="stable").tolist()
+            self.permutations.reverse()
+        self.rounds_shown += 1
+        return self.permutations.pop()
+
+    # -- the game ---------------------------------------------------------------------------
+
+    def _play(self) -> Generator[Any, Any, GameRecord]:
+        n, rules = self.n, self.rules
+        order = permutation(np.uint64(stream_base_int(*self.key, Streams.DEAL)),
+                            self.deck_size).tolist()
+        hands = self._hands = [order[s * self.hand_size:(s + 1) * self.hand_size]
+                               for s in range(n)]
+        pile = order[n * self.hand_size:]
+        self._dealt = [list(hand) for hand in hands]  # what fixed_hands restores every round
+        pile.reverse()  # draw with pop() from the end: the next card is order[n*h + k]
+        discard: list[int] = []
+        if rules.first_storyteller == "seat0":
+            storyteller = 0
+        else:
+            draw = uniforms(stream_base(*self.key, Streams.FIRST_STORYTELLER), 0)
+            storyteller = min(int(float(draw[0]) * n), n - 1)
+        scores = [0] * n
+        rounds: list[RoundRecord] = []
+        history: tuple[PublicRound, ...] = ()
+        end_reason: EndReason = "max_rounds"
+        for round_index in range(rules.max_rounds):
+            self.round_index = round_index
+            record = yield from self._round(round_index, storyteller, hands, scores, history)
+            public = PublicRound(round_index, storyteller, record.clue, record.display,
+                                 record.card_owner, record.votes, record.points, record.scores)
+            history = (*history, public)
+            yield public
+            if self.faults:  # faults of the agents' ``observe`` of this round
+                record = record.with_faults(tuple(self.faults))
+            self.faults = []
+            unheard = tuple(seat for seat, context in enumerate(self._contexts)
+                            if seat != storyteller and not context.perceived(record.clue))
+            if unheard:  # seats that could not perceive the clue (counted in agents.csv)
+                record = record.with_unperceived(unheard)
+            rounds.append(record)
+            discard.extend(record.display)
+            if rules.target_score is not None and max(scores) >= rules.target_score:
+                end_reason = "target_score"
+                break
+            if self._refill(hands, pile, discard, storyteller):
+                end_reason = "deck_exhausted"
+                break
+            storyteller = (storyteller + 1) % n
+        best = max(scores)
+        return GameRecord(
+            *seed_fields(self.seq),
+            rules=rules.name,
+            rule_options=_options(rules),
+            agents=self.names,
+            deck=self.deck_name,
+            rounds=tuple(rounds),
+            final_scores=tuple(scores),
+            winners=tuple(seat for seat in range(n) if scores[seat] == best),
+            end_reason=end_reason,
+            meta=self.meta,
+        )
+
+    def _refill(self, hands: list[list[int]], pile: list[int], discard: list[int],
+                storyteller: int) -> bool:
+        """Draw back up to hand size, from the storyteller's left. True if the game ends."""
+        if self.rules.fixed_hands:  # the next round is played from the hands as dealt
+            for hand, dealt in zip(hands, self._dealt, strict=True):
+                hand[:] = dealt
+            return False
+        n, size, mode = self.n, self.hand_size, self.rules.deck_exhausted
+        need = sum(size - len(hand) for hand in hands)
+        if len(pile) < need:
+            if mode == "end_when_cannot_refill":
+                return True
+            if mode == "reshuffle_discard":
+                combined = pile + discard
+                discard.clear()
+                base = stream_base(*self.key, Streams.RESHUFFLE + self.reshuffles)
+                self.reshuffles += 1
+                pile[:] = [combined[i] for i in permutation(base, len(combined)).tolist()]
+                if len(pile) < need:
+                    return True
+        for offset in range(1, n + 1):
+            hand = hands[(storyteller + offset) % n]
+            while len(hand) < size and pile:
+                hand.append(pile.pop())
+        if mode == "end_when_last_drawn":
+            return not pile
+        if mode == "play_out_hands" and not pile:
+            following = (storyteller + 1) % n  # can the next round be played from the hands?
+            return any(len(hands[seat]) < (1 if seat == following else self.per_player)
+                       for seat in range(n))
+        return False
+
+    def _round(self, round_index: int, storyteller: int, hands: list[list[int]],
+               scores: list[int], history: tuple[PublicRound, ...]
+               ) -> Generator[Any, Any, RoundRecord]:
+        n, per_player = self.n, self.per_player
+        listeners = [(storyteller + offset) % n for offset in range(1, n)]
+        public_scores = tuple(scores)
+        teller_hand = hands[storyteller]
+
+        teller_view_hand = tuple(teller_hand)
+        view = TellView(storyteller, round_index, teller_view_hand, public_scores, history)
+        (clue,) = yield Phase("tell", (Decision(storyteller, "tell", view),))
+        rng = self._problem(storyteller, "tell", clue, _tell_problem(clue, teller_hand))
+        if rng is not None:
+            clue = Clue(teller_hand[int(rng.integers(len(teller_hand)))], FALLBACK_CLUE)
+        teller_card, text = operator.index(clue.card), clue.text
+        teller_hand.remove(teller_card)
+
+        decisions = tuple(
+            Decision(seat, "submit", SubmitView(seat, round_index, storyteller, text,
+                                                tuple(hands[seat]), per_player, public_scores,
+                                                history))
+            for seat in listeners)
+        answers = yield Phase("submit", decisions)
+        table = [teller_card]
+        owners = [storyteller]
+        for seat, cards in zip(listeners, answers, strict=True):
+            hand = hands[seat]
+            if (per_player == 1 and type(cards) is list and len(cards) == 1
+                    and type(card := cards[0]) is int and card in hand):
+                hand.remove(card)  # the common legal case, checked inline
+                table.append(card)
+                owners.append(seat)
+                continue
+            problem = None if type(cards) is Failure else _submit_problem(cards, hand, per_player)
+            rng = self._problem(seat, "submit", cards, problem)
+            if rng is not None:
+                cards = [hand[i] for i in rng.choice(len(hand), per_player, replace=False)]
+            for card in cards:
+                card = operator.index(card)
+                hand.remove(card)
+                table.append(card)
+                owners.append(seat)
+
+        order = self._next_permutation()
+        display = tuple([table[i] for i in order])
+        card_owner = tuple([owners[i] for i in order])
+
+        k = len(display)
+        positions: list[list[int]] = [[] for _ in range(n)]
+        for position, owner in enumerate(card_owner):
+            positions[owner].append(position)
+        decisions = tuple(
+            Decision(seat, "vote", VoteView(seat, round_index, storyteller, text,
+                                            tuple(hands[seat]), display, tuple(positions[seat]),
+                                            public_scores, history))
+            for seat in listeners)
+        answers = yield Phase("vote", decisions)
+        votes: list[int | None] = [None] * n
+        own_allowed = self.rules.own_card_votes  # then every displayed card is a legal vote
+        for seat, vote in zip(listeners, answers, strict=True):
+            own = () if own_allowed else positions[seat]
+            if type(vote) is int and 0 <= vote < k and vote not in own:
+                votes[seat] = vote  # the common legal case, checked inline
+                continue
+            problem = None if type(vote) is Failure else _vote_problem(vote, k, own)
+            rng = self._problem(seat, "vote", vote, problem)
+            if rng is not None:
+                allowed = [i for i in range(k) if i not in own]
+                vote = allowed[int(rng.integers(len(allowed)))]
+            votes[seat] = operator.index(vote)
+
+        points = round_points(self.rules, storyteller, card_owner, votes)
+        for seat in range(n):
+            scores[seat] += points[seat]
+        faults, self.faults = tuple(self.faults), []
+        return RoundRecord(storyteller, text, teller_card, display, card_owner, tuple(votes),
+                           points, tuple(scores), faults, teller_view_hand)
+
+
+_OPTIONS: dict[RuleSet, dict[str, Any]] = {}
+
+
+def _options(rules: RuleSet) -> dict[str, Any]:
+    """``rules.options()``, computed once per rule set (records share the dict read-only)."""
+    options = _OPTIONS.get(rules)
+    if options is None:
+        options = _OPTIONS[rules] = rules.options()
+    return options
+
+
+def _raised(error: BaseException) -> str:
+    return f"the agent raised {type(error).__name__}: {error}"
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _tell_problem(clue: Any, hand: list[int]) -> str | None:
+    if type(clue) is Failure:
+        return None
+    if not isinstance(clue, Clue):
+        return f"expected a Clue(card, text), got {clue!r}"
+    card = _as_int(clue.card)
+    if card is None or card not in hand:
+        return f"card {clue.card!r} is not in the storyteller's hand {hand}"
+    if not isinstance(clue.text, str) or not clue.text.strip():
+        return f"the clue text must be a non-empty string, got {clue.text!r}"
+    return None
+
+
+def _submit_problem(cards: Any, hand: list[int], expected: int) -> str | None:
+    if type(cards) is list and len(cards) == expected and len(set(cards)) == expected and all(
+        type(card) is int and card in hand for card in cards
+    ):
+        return None  # the common, legal case, checked fast
+    if not isinstance(cards, list | tuple):
+        return f"expected a list of {expected} card(s), got {cards!r}"
+    if len(cards) != expected:
+        return f"submitted {len(cards)} card(s), expected {expected}"
+    values = [_as_int(card) for card in cards]
+    for card, value in zip(cards, values, strict=True):
+        if value is None or value not in hand:
+            return f"card {card!r} is not in the hand {hand}"
+    if len(set(values)) != len(values):
+        return f"submitted the same card twice: {list(cards)}"
+    return None
+
+
+def _vote_problem(vote: Any, n_displayed: int, own: Sequence[int]) -> str | None:
+    value = _as_int(vote)
+    if value is None or not 0 <= value < n_displayed:
+        return f"vote {vote!r} is out of range 0..{n_displayed - 1}"
+    if value in own:
+        return f"voted for its own card (displayed position {value})"
+    return None

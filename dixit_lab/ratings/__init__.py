@@ -1,0 +1,2 @@
+"""Ratings of players from finished games: OpenSkill, a batch Plackett-Luce fit with
+bootstrap intervals, and pairwise comparisons."""

@@ -1,0 +1,263 @@
+"""Game and round records: what happened, in a form that is lossless in JSON Lines.
+
+Cards are deck indices (``GameRecord.deck`` names the deck), seats are 0-based, displayed
+cards are 0-based positions. ``RoundRecord.votes`` is indexed by seat, with ``None`` for the
+storyteller.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from dixit_lab.core.rules import round_outcome
+from dixit_lab.errors import ConfigError
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = [
+    "END_REASONS",
+    "GAME_FIELDS",
+    "ROUND_FIELDS",
+    "Fault",
+    "GameRecord",
+    "RoundRecord",
+    "game_index",
+    "part_name",
+    "player_names",
+    "read_jsonl",
+    "round_json_keys",
+    "write_jsonl",
+]
+
+EndReason = Literal["target_score", "deck_exhausted", "max_rounds"]
+END_REASONS: tuple[str, ...] = ("target_score", "deck_exhausted", "max_rounds")
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A seat's failed decision or hook (``on_illegal="fallback"``): for an action, the engine
+    replaced it by a seeded legal one. ``action`` is ``tell``, ``submit``, ``vote``,
+    ``begin_game`` or ``observe``; ``kind`` is the failure class: ``illegal`` (an answer the
+    rules forbid), ``raised`` (the agent raised), ``timeout`` and ``crashed`` (an isolated
+    agent's process), or a class an agent reports (e.g. a model's ``unparsable`` reply)."""
+
+    seat: int
+    agent: str
+    action: str
+    message: str
+    kind: str = "illegal"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "agent": self.agent, "action": self.action,
+                "message": self.message, "kind": self.kind}
+
+
+#: The fields of a round record, in the order a JSON line holds them, and their JSON kind
+#: (``int``, ``str`` or ``ints``, a list of ints or nulls); ``faults`` follows when there are
+#: any, then ``unperceived`` (the seats that could not perceive the clue) when there are any.
+#: The one definition of the format: ``RoundRecord.to_dict`` and the batched engine's
+#: vectorised writer (:func:`round_json_keys`) both follow it.
+ROUND_FIELDS: tuple[tuple[str, str], ...] = (
+    ("storyteller", "int"), ("clue", "str"), ("storyteller_card", "int"), ("display", "ints"),
+    ("card_owner", "ints"), ("votes", "ints"), ("points", "ints"), ("scores", "ints"),
+    ("storyteller_hand", "ints"),
+)
+#: The fields of a game record, in order; ``meta`` comes last, when it is not empty.
+GAME_FIELDS: tuple[str, ...] = ("seed", "spawn_key", "rules", "rule_options", "agents", "deck",
+                                "rounds", "final_scores", "winners", "end_reason")
+_META_KEY = '"meta":{"game":'
+
+
+def round_json_keys() -> list[tuple[str, str]]:
+    """(text before the value, text after it) for each field of :data:`ROUND_FIELDS`, so that
+    joining them around the values' JSON gives ``RoundRecord.to_json`` byte for byte."""
+    keys = []
+    for index, (name, kind) in enumerate(ROUND_FIELDS):
+        opening = ("{" if index == 0 else ",") + json.dumps(name) + ":"
+        keys.append((opening + "[", "]") if kind == "ints" else (opening, ""))
+    return keys
+
+
+def part_name(first: int, last: int) -> str:
+    """The file of a chunk of saved games (``first`` .. ``last``) in a results folder's
+    ``parts/``."""
+    return f"games-{first:07d}-{last:07d}.jsonl"
+
+
+def game_index(line: str) -> int:
+    """The game index (``meta.game``) of a record line, read without parsing the line: the
+    runner's records end with their ``meta``, which starts with the game index."""
+    at = line.rfind(_META_KEY)
+    if at < 0:
+        raise ValueError("no meta.game")
+    start = end = at + len(_META_KEY)
+    while end < len(line) and line[end].isdigit():
+        end += 1
+    if end == start:
+        raise ValueError("meta.game is not a number")
+    return int(line[start:end])
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """One round. ``points`` are this round's points; ``scores`` the totals after it.
+    ``storyteller_hand`` is the storyteller's hand when it told (for analysis: it was never
+    shown to another seat). ``unperceived``: the seats that said they could not perceive the
+    clue (outside their clue bank, with no model to embed it; see
+    :meth:`~dixit_lab.core.agent.GameContext.cannot_perceive`)."""
+
+    storyteller: int
+    clue: str
+    storyteller_card: int
+    display: tuple[int, ...]
+    card_owner: tuple[int, ...]
+    votes: tuple[int | None, ...]
+    points: tuple[int, ...]
+    scores: tuple[int, ...]
+    faults: tuple[Fault, ...] = ()
+    storyteller_hand: tuple[int, ...] = ()
+    unperceived: tuple[int, ...] = ()
+
+    @property
+    def finders(self) -> tuple[int, ...]:
+        target = self.display.index(self.storyteller_card)
+        return tuple(seat for seat, vote in enumerate(self.votes) if vote == target)
+
+    @property
+    def outcome(self) -> str:
+        return round_outcome(len(self.finders), len(self.votes) - 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {name: list(getattr(self, name)) if kind == "ints"
+                                else getattr(self, name) for name, kind in ROUND_FIELDS}
+        if self.faults:
+            data["faults"] = [fault.to_dict() for fault in self.faults]
+        if self.unperceived:
+            data["unperceived"] = list(self.unperceived)
+        return data
+
+    def with_faults(self, faults: tuple[Fault, ...]) -> RoundRecord:
+        """This round with ``faults`` added after its own."""
+        return dataclasses.replace(self, faults=self.faults + faults)
+
+    def with_unperceived(self, seats: tuple[int, ...]) -> RoundRecord:
+        """This round with ``seats`` as the seats that could not perceive its clue."""
+        return dataclasses.replace(self, unperceived=seats)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RoundRecord:
+        return cls(
+            storyteller=data["storyteller"],
+            clue=data["clue"],
+            storyteller_card=data["storyteller_card"],
+            display=tuple(data["display"]),
+            card_owner=tuple(data["card_owner"]),
+            votes=tuple(data["votes"]),
+            points=tuple(data["points"]),
+            scores=tuple(data["scores"]),
+            faults=tuple(Fault(**fault) for fault in data.get("faults", ())),
+            storyteller_hand=tuple(data.get("storyteller_hand", ())),
+            unperceived=tuple(data.get("unperceived", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """A whole game: enough to replay it and to analyse it."""
+
+    seed: int
+    spawn_key: tuple[int, ...]
+    rules: str
+    rule_options: dict[str, Any]
+    agents: tuple[str, ...]
+    deck: str
+    rounds: tuple[RoundRecord, ...]
+    final_scores: tuple[int, ...]
+    winners: tuple[int, ...]
+    end_reason: EndReason
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_players(self) -> int:
+        return len(self.agents)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {name: getattr(self, name) for name in GAME_FIELDS}
+        data["spawn_key"] = list(self.spawn_key)
+        data["agents"] = list(self.agents)
+        data["rounds"] = [r.to_dict() for r in self.rounds]
+        data["final_scores"] = list(self.final_scores)
+        data["winners"] = list(self.winners)
+        if self.meta:
+            data["meta"] = self.meta
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GameRecord:
+        return cls(
+            seed=data["seed"],
+            spawn_key=tuple(data["spawn_key"]),
+            rules=data["rules"],
+            rule_options=dict(data["rule_options"]),
+            agents=tuple(data["agents"]),
+            deck=data["deck"],
+            rounds=tuple(RoundRecord.from_dict(r) for r in data["rounds"]),
+            final_scores=tuple(data["final_scores"]),
+            winners=tuple(data["winners"]),
+            end_reason=data["end_reason"],
+            meta=dict(data.get("meta", {})),
+        )
+
+    def to_json(self) -> str:
+        """One line of JSON; equal records give identical bytes."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, line: str) -> GameRecord:
+        return cls.from_dict(json.loads(line))
+
+
+def player_names(record: GameRecord) -> tuple[str, ...]:
+    """The player name of each seat: ``record.meta["players"]`` if present, else the specs."""
+    names = record.meta.get("players")
+    if names is None:
+        return tuple(record.agents)
+    if len(names) != record.n_players:
+        raise ConfigError(f"game {record.meta.get('game', '?')}: meta['players'] names "
+                         f"{len(names)} players for {record.n_players} seats")
+    return tuple(str(name) for name in names)
+
+
+def write_jsonl(records: Iterable[GameRecord], target: str | Path | IO[str]) -> int:
+    """Write records one per line; returns how many were written."""
+    if isinstance(target, str | Path):
+        with Path(target).open("w", encoding="utf-8") as handle:
+            return write_jsonl(records, handle)
+    count = 0
+    for record in records:
+        target.write(record.to_json())
+        target.write("\n")
+        count += 1
+    return count
+
+
+def read_jsonl(source: str | Path) -> Iterator[GameRecord]:
+    """Read records written by :func:`write_jsonl` (a ``.jsonl`` or ``.jsonl.zst`` file, or
+    a results folder holding one); a bad line raises naming file and line."""
+    from dixit_lab.records.files import games_file, open_text
+
+    path = games_file(source)
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield GameRecord.from_json(line)
+            except (json.JSONDecodeError, KeyError, TypeError) as error:
+                raise ConfigError(f"{path}, line {number}: not a game record ({error})") from None

@@ -1,0 +1,173 @@
+"""What keeps a results folder honest: one run at a time (a lock), saved games that belong to
+this experiment, and readers that refuse a games.jsonl with a missing, repeated, truncated or
+edited game instead of computing tables from it.
+
+Every problem is a :class:`~dixit_lab.run.experiment.ConfigError` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol
+
+from dixit_lab.errors import ConfigError
+from dixit_lab.records.format import GameRecord, game_index
+
+
+class GameSpec(Protocol):
+    """What a check needs of a scheduled game (:class:`dixit_lab.run.tournament.GameSpec`
+    has it): its index, the pool seats at its table and its deal."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def seats(self) -> tuple[int, ...]: ...
+
+    @property
+    def deal(self) -> int: ...
+
+__all__ = ["FolderLock", "check_saved_line", "read_checked_records"]
+
+LOCK_NAME = ".lock"
+
+
+class FolderLock:
+    """An exclusive lock on a results folder for one run (a POSIX lock, ``fcntl.lockf``, on
+    ``.lock``: the system releases it when the process dies, so a killed run leaves no stale
+    lock, and forked workers do not inherit it). A second run into the same folder gets a
+    one-line :class:`ConfigError`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / LOCK_NAME
+        self._fd: int | None = None
+
+    def __enter__(self) -> FolderLock:
+        import fcntl
+
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                owner = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+                os.close(fd)
+                raise ConfigError(f"{self.path.parent} is in use by another run (process "
+                                  f"{owner}); wait for it to finish or choose another "
+                                  f"--out") from None
+            try:  # the holder before us may have removed the file: lock the one in place
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        self._fd = fd
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self._fd is None:
+            return
+        self.path.unlink(missing_ok=True)  # still held: no other run has it
+        os.close(self._fd)
+        self._fd = None
+
+
+def _meta_tail(spec: GameSpec, names: tuple[str, ...]) -> str:
+    meta = {"game": spec.index, "deal": spec.deal, "players": [names[s] for s in spec.seats]}
+    return '"meta":' + json.dumps(meta, separators=(",", ":"), ensure_ascii=False) + "}"
+
+
+def check_saved_line(line: str, path: Path, number: int, specs: Sequence[GameSpec],
+                     names: tuple[str, ...], seed: int) -> int:
+    """The game index of a saved record line, after checking that it is a whole record of
+    this experiment's game of that index: its seed, its deal and its players."""
+    where = f"{path}, line {number}"
+    try:
+        index = game_index(line)
+    except ValueError:
+        raise ConfigError(f"{where}: not a game record of this runner; delete the file to "
+                          f"replay those games") from None
+    if not 0 <= index < len(specs):
+        raise ConfigError(f"{where}: game {index} is not one of this experiment's "
+                          f"{len(specs)} games; delete the file to replay those games")
+    spec = specs[index]
+    if not line.endswith(_meta_tail(spec, names)):
+        raise ConfigError(f"{where}: game {index} is truncated or was played with other "
+                          f"players or deals than this experiment's; delete the file to "
+                          f"replay those games")
+    if not line.startswith(f'{{"seed":{seed},"spawn_key":[{spec.deal}],'):
+        raise ConfigError(f"{where}: game {index} was played with another seed than this "
+                          f"experiment's ({seed}); delete the file to replay those games")
+    return index
+
+
+def _inconsistency(record: GameRecord) -> str | None:
+    """What in a record contradicts the rest of it (an edited file), or None."""
+    totals = [0] * record.n_players
+    for number, rnd in enumerate(record.rounds):
+        if len(rnd.points) != record.n_players or len(rnd.scores) != record.n_players:
+            return f"round {number} has scores for another number of players"
+        totals = [a + b for a, b in zip(totals, rnd.points, strict=True)]
+        if list(rnd.scores) != totals:
+            return f"round {number}: its scores are not the sum of the points so far"
+    if record.rounds and list(record.final_scores) != totals:
+        return "final_scores are not the sum of the rounds' points"
+    best = max(record.final_scores, default=0)
+    if sorted(record.winners) != [s for s, v in enumerate(record.final_scores) if v == best]:
+        return "winners are not the seats with the highest final score"
+    return None
+
+
+def check_record_line(line: str, where: str, expected: int,
+                      first_line: Callable[[int], int]) -> GameRecord:
+    """The record of one line of a games file that should hold game ``expected`` next, after
+    checking that it is a whole, self-consistent record of that game; ``first_line(index)``
+    is the line of an earlier game (for the message about a game repeated). ``where`` names
+    the file and line."""
+    try:
+        record = GameRecord.from_json(line.rstrip("\n"))
+    except json.JSONDecodeError as error:  # its own "line 1 column N" would mislead
+        raise ConfigError(f"{where}: not a whole game record (not valid JSON from "
+                          f"character {error.pos + 1}: truncated or edited)") from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise ConfigError(f"{where}: not a whole game record ({error})") from None
+    index = record.meta.get("game", expected)
+    if not isinstance(index, int):
+        raise ConfigError(f"{where}: meta.game is {index!r}, not a game index")
+    if 0 <= index < expected:
+        raise ConfigError(f"{where}: game {index} again (first on line "
+                          f"{first_line(index)}); the file was edited or merged twice")
+    if index != expected:
+        raise ConfigError(f"{where}: game {index} where game {expected} was "
+                          f"expected; game(s) are missing or out of order")
+    problem = _inconsistency(record)
+    if problem:
+        raise ConfigError(f"{where}: game {index}: {problem}; the record was edited")
+    return record
+
+
+def read_checked_records(path: Path) -> list[GameRecord]:
+    """Every record of a games file (plain or ``.zst``), refusing a file whose game indices
+    are not 0..N-1 once each in order, or with a line that is not a whole, self-consistent
+    record. For files too big for a list of records: :func:`dixit_lab.records.batches.
+    file_batches` checks the same, batch by batch."""
+    from dixit_lab.records.files import open_text
+
+    records: list[GameRecord] = []
+    lines: list[int] = []
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            records.append(check_record_line(line, f"{path}, line {number}", len(records),
+                                             lines.__getitem__))
+            lines.append(number)
+    return records

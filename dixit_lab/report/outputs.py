@@ -1,0 +1,151 @@
+"""The tables of a results folder: the ``rounds.parquet`` dataset, agents.csv, ratings.csv,
+rating_pairs.csv, find_calibration.csv, summary.json and the report.
+
+A run hands :func:`write_tables` the sums of its games, added up from its chunks as they
+were played (:mod:`dixit_lab.run.parts`); ``dixit-lab report DIR`` rebuilds everything from
+the games file alone, batch by batch (:mod:`dixit_lab.records.batches`), checking on the way
+that it is whole and consistent. Either way memory stays that of a batch.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dixit_lab.atomic import atomic_write_text
+from dixit_lab.errors import ConfigError
+from dixit_lab.progress import stage
+from dixit_lab.records.files import find_records
+from dixit_lab.stats.game_stats import GameStats, batch_stats
+
+__all__ = ["rebuild_stats", "write_tables"]
+
+
+def _seed(folder: Path) -> int:
+    try:
+        header = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8")) or {}
+        return int(header.get("experiment", {}).get("seed", 0))
+    except (OSError, yaml.YAMLError, ValueError):
+        return 0
+
+
+def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -> GameStats:
+    """The sums of every game of ``games_path`` (refusing a file that is not whole and
+    consistent), writing the ``rounds.parquet`` dataset on the way."""
+    from dixit_lab.progress import progress
+    from dixit_lab.records.batches import file_batches
+    from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
+    from dixit_lab.stats.round_table import (
+        ROUNDS_DATASET,
+        part_stem,
+        replace_dataset,
+        write_round_table,
+    )
+
+    staging = folder / f".{ROUNDS_DATASET}.new"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    stats = GameStats()
+    cache = PredictionCache()
+    try:
+        with progress(desc="tables", unit="game", disable_all=not show_progress) as bar:
+            for batch in file_batches(games_path, check=True):
+                first, last = int(batch.record_index[0]), int(batch.record_index[-1])
+                write_round_table([batch], staging / f"part-{part_stem(first, last)}.parquet")
+                stats.add(batch_stats(batch, predicted_finds(batch, cache)))
+                bar.update(batch.games)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    replace_dataset(staging, folder / ROUNDS_DATASET)
+    return stats
+
+
+def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
+                 stats: GameStats | None = None, show_progress: bool = False) -> None:
+    """Compute and write every table and the report of ``folder``.
+
+    ``stats`` are the sums of its games with the ``rounds.parquet`` dataset already in place
+    (a run's); without them both are rebuilt from the games file. ``run`` (a
+    :class:`~dixit_lab.run.runner.RunResult`) adds timing to summary.json; without it the timing
+    of an earlier summary.json is kept.
+    """
+    from dixit_lab.ratings.data import rating_data_from_arrays
+    from dixit_lab.ratings.pairs import rating_pairs_data
+    from dixit_lab.ratings.plackett_luce import ratings_table_data, strength_replicates_data
+    from dixit_lab.report.page import write_report
+    from dixit_lab.stats.tables import (
+        agent_frame,
+        calibration_frame,
+        fault_frame,
+        find_rate_frame,
+        summary_dict,
+    )
+    from dixit_lab.vlm.usage import add_model_columns
+
+    folder = Path(folder)
+    games_path = find_records(folder)
+    if games_path is None:
+        raise FileNotFoundError(f"{folder} has no games.jsonl: is it a results folder?")
+    if stats is None:
+        stats = rebuild_stats(folder, games_path, show_progress)
+    if not stats.games:
+        raise ConfigError(f"{games_path} holds no games")
+
+    with stage("agents.csv, find_calibration.csv", show_progress):
+        agents = agent_frame(stats).merge(find_rate_frame(stats), on="player", how="left")
+        agents = add_model_columns(agents, fault_frame(stats), folder)  # faults, tokens, cost
+        atomic_write_text(folder / "agents.csv", agents.to_csv(index=False))
+        atomic_write_text(folder / "find_calibration.csv",
+                          calibration_frame(stats).to_csv(index=False))
+    if len(stats.players) > 1:
+        with stage(f"ratings.csv, rating_pairs.csv ({bootstrap} bootstrap replicates)",
+                   show_progress):
+            data = rating_data_from_arrays(stats.rating_names, stats.rating_games)
+            replicates = None
+            if bootstrap > 0:  # one bootstrap for both tables (the same draws)
+                _, strength, boot = strength_replicates_data(data, bootstrap=bootstrap,
+                                                             seed=_seed(folder))
+                replicates = (strength, boot)
+            ratings = ratings_table_data(data, bootstrap=bootstrap, seed=_seed(folder),
+                                         replicates=replicates)
+            atomic_write_text(folder / "ratings.csv", ratings.to_csv(index=False))
+            pairs = rating_pairs_data(data, bootstrap=bootstrap, seed=_seed(folder),
+                                      replicates=replicates)
+            atomic_write_text(folder / "rating_pairs.csv", pairs.to_csv(index=False))
+
+    summary: dict[str, Any] = {}
+    old = folder / "summary.json"
+    if old.is_file():
+        try:
+            summary = json.loads(old.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ConfigError(f"{old}: not a JSON summary ({error}); delete it and run "
+                             f"`dixit-lab report` again") from None
+        if not isinstance(summary, dict):
+            raise ConfigError(f"{old}: not a JSON summary (a {type(summary).__name__}); "
+                             f"delete it and run `dixit-lab report` again")
+    summary.update(summary_dict(stats))
+    if summary["unperceived_clues"]:  # said where the run is watched, not only in the report
+        import sys
+
+        print(f"{folder}: {summary['unperceived_clues']} clue(s) could not be perceived by an "
+              f"agent (outside its clue bank, with no text model here to embed them): see "
+              f"report.md and the unperceived_clues column of agents.csv", file=sys.stderr)
+    if run is not None and run.played:  # a rerun that played nothing keeps the old timing
+        summary.update({
+            "wall_seconds": round(run.wall_seconds, 3),
+            "games_played_this_run": run.played,
+            "games_per_second": round(run.games_per_second, 1),
+            "workers": run.workers,
+        })
+    buffer = io.StringIO()
+    json.dump(summary, buffer, indent=2, sort_keys=True, default=str)
+    atomic_write_text(old, buffer.getvalue() + "\n")
+    with stage("report.md and plots", show_progress):
+        write_report(folder)

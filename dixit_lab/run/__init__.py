@@ -1,0 +1,2 @@
+"""Running experiments: configs, schedules, executors, results folders, resume, replay,
+sweeps and tuning."""

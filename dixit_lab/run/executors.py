@@ -1,0 +1,222 @@
+"""Executors: play chunks of games in this process, in a pool of worker processes, or on Ray
+(:mod:`dixit_lab.run.ray_executor`), each registered by name.
+
+Chunks come back as they finish (in any order); every game is determined by its spec, so the
+records do not depend on the executor or the number of workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol, overload
+
+from dixit_lab.engine.process_life import pool_worker_setup
+from dixit_lab.plugins.registry import Registry
+from dixit_lab.records.format import part_name
+from dixit_lab.run.tournament import GameSpec, TableSetup, play_chunk
+
+__all__ = [
+    "EXECUTORS",
+    "Executor",
+    "LocalExecutor",
+    "ProcessExecutor",
+    "available_workers",
+    "chunked",
+    "executor_names",
+    "get_executor",
+    "part_name",
+    "play_and_save",
+    "run_chunks",
+]
+
+
+def available_workers() -> int:
+    """Cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+class _Chunks(Sequence[list[GameSpec]]):
+    """Consecutive chunks of ``size`` games, each made when asked for."""
+
+    def __init__(self, specs: Sequence[GameSpec], size: int) -> None:
+        self.specs, self.size = specs, size
+
+    def __len__(self) -> int:
+        return -(-len(self.specs) // self.size)
+
+    @overload
+    def __getitem__(self, index: int) -> list[GameSpec]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[list[GameSpec]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[GameSpec] | list[list[GameSpec]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"chunk {index} of {len(self)}")
+        return list(self.specs[index * self.size:(index + 1) * self.size])
+
+
+def chunked(specs: Sequence[GameSpec], size: int) -> Sequence[list[GameSpec]]:
+    """The games in consecutive chunks of ``size`` (the last one shorter), made as they are
+    sent: a million games are never a million objects at once."""
+    return _Chunks(specs, size)
+
+
+def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path,
+                  records: str = "jsonl.zst") -> list[tuple[int, str | None]]:
+    """Play a chunk and write its part files here (its records, round-table rows and sums:
+    :func:`dixit_lab.run.parts.save_part`): only the indices travel back to the parent
+    process, not megabytes of records, and the chunk is summarised where it was played."""
+    from dixit_lab.run.parts import save_part
+    from dixit_lab.run.tournament import play_chunk_columns
+
+    results, batch = play_chunk_columns(setup, chunk)
+    save_part(parts, results, records, batch)
+    return [(index, None) for index, _ in results]
+
+
+class Executor(Protocol):
+    """Where chunks of games are played. Executors are registered as entry points of the
+    ``dixit_lab.executors`` group (``pyproject.toml``); the config schema and the command
+    line take their names from the registry."""
+
+    #: whether the workers write each chunk's part file themselves (the runner passes
+    #: ``parts``; only for workers on this machine)
+    writes_parts: bool
+
+    def default_workers(self, address: str | None) -> int:
+        """Workers when the config names none (0: as many as the cluster has CPUs)."""
+        ...
+
+    def session(self, address: str | None, workers: int | None
+                ) -> contextlib.AbstractContextManager[Any]:
+        """A context held around a whole run, sweep or search (e.g. one Ray connection)."""
+        ...
+
+    def run(self, setup: TableSetup, chunks: Sequence[list[GameSpec]], workers: int | None,
+            address: str | None, parts: Path | None, records: str = "jsonl.zst"
+            ) -> Iterator[list[tuple[int, str | None]]]:
+        """Yield each chunk's (game index, JSON line) pairs as the chunks finish; with
+        ``parts``, ``(index, None)`` pairs for chunks whose part files a worker wrote (in
+        the ``records`` format)."""
+        ...
+
+
+EXECUTORS: Registry[Any] = Registry("dixit_lab.executors", "executor", object)
+
+
+def get_executor(name: str) -> Executor:
+    """An instance of the executor registered as ``name``."""
+    return EXECUTORS.get(name)()
+
+
+def executor_names() -> list[str]:
+    return EXECUTORS.names()
+
+
+class LocalExecutor:
+    """Every chunk in this process, one after the other."""
+
+    writes_parts = False
+
+    def default_workers(self, address: str | None) -> int:
+        return 1
+
+    def session(self, address: str | None, workers: int | None
+                ) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+    def run(self, setup: TableSetup, chunks: Sequence[list[GameSpec]], workers: int | None,
+            address: str | None, parts: Path | None, records: str = "jsonl.zst"
+            ) -> Iterator[list[tuple[int, str | None]]]:
+        for chunk in chunks:
+            yield list(play_chunk(setup, chunk))
+
+
+@contextlib.contextmanager
+def _stopped_on_exit(pool: ProcessPoolExecutor) -> Iterator[None]:
+    """Stop ``pool`` at once if the run ends early (Ctrl-C, SIGTERM, an error, the consumer
+    gone): queued chunks are cancelled and the workers terminated, never left orphaned or
+    finishing games nobody will save."""
+    try:
+        yield
+    except BaseException:
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.join(timeout=5)
+        raise
+
+
+class ProcessExecutor(LocalExecutor):
+    """A pool of worker processes on this machine (default: one per core), forked after the
+    agents, spaces and models are prepared here once, so that they inherit them."""
+
+    writes_parts = True
+
+    def default_workers(self, address: str | None) -> int:
+        return available_workers()
+
+    def run(self, setup: TableSetup, chunks: Sequence[list[GameSpec]], workers: int | None,
+            address: str | None, parts: Path | None, records: str = "jsonl.zst"
+            ) -> Iterator[list[tuple[int, str | None]]]:
+        count = min(workers or available_workers(), len(chunks))
+        if count <= 1:
+            yield from LocalExecutor().run(setup, chunks, 1, address, None)
+            return
+        task: Callable[[TableSetup, list[GameSpec]], list[tuple[int, str | None]]] = (
+            partial(play_and_save, parts=parts, records=records)  # type: ignore[assignment]
+            if parts is not None else play_chunk)
+        # Prepare the agents, spaces and models here, once: forked workers inherit them
+        # instead of each building its own (one game, thrown away; chunks replay it), and
+        # the storytellers' predictions that summarising a chunk asks for.
+        warm = play_chunk(setup, chunks[0][:1])
+        if parts is not None:
+            from dixit_lab.run.parts import summarise_lines
+
+            summarise_lines([line for _, line in warm], [index for index, _ in warm], None)
+        # workers die with this process (even under SIGKILL) and leave signals to it
+        pool_executor = ProcessPoolExecutor(max_workers=count, initializer=pool_worker_setup)
+        with pool_executor as pool, _stopped_on_exit(pool):
+            pending: set[Future[list[tuple[int, str | None]]]] = set()
+            queue = iter(chunks)
+            for chunk in queue:  # keep a few chunks in flight per worker, not all of them
+                pending.add(pool.submit(task, setup, chunk))
+                if len(pending) >= 2 * count:
+                    break
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+                    following = next(queue, None)
+                    if following is not None:
+                        pending.add(pool.submit(task, setup, following))
+
+
+def run_chunks(setup: TableSetup, chunks: Sequence[list[GameSpec]], kind: str = "process",
+               workers: int | None = None, address: str | None = None,
+               parts: Path | None = None, records: str = "jsonl.zst"
+               ) -> Iterator[list[tuple[int, str | None]]]:
+    """Yield each chunk's (game index, JSON line) pairs as soon as the chunk is done, on the
+    executor registered as ``kind``. ``address`` is a cluster's (for ``ray``; None: a local
+    instance). With ``parts`` (a folder on this machine), executors whose workers write part
+    files themselves yield ``(index, None)`` pairs."""
+    executor = get_executor(kind)
+    if not chunks:
+        return
+    yield from executor.run(setup, chunks, workers, address,
+                            parts if executor.writes_parts else None, records)

@@ -1,0 +1,482 @@
+"""Experiment configs: a validated YAML schema, sweeps over any config path, and tuning.
+
+A config names the rules, the deck, the clue bank, the players (agent specs), the number of
+games, the schedule and the executor. ``load_config`` validates it and reports any problem
+with the file, the field path and what is allowed. A ``sweep`` section expands a grid over
+config paths into sub-runs; a ``tune`` section describes a search for ``dixit-lab tune``.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from dixit_lab.core.agent import AgentSpecError, get_agent_class, make_agent
+from dixit_lab.core.cards import DeckError, load_deck
+from dixit_lab.core.rules import RuleSet, get_rules
+from dixit_lab.errors import ConfigError
+from dixit_lab.plugins.spec import format_spec, parse_spec
+
+__all__ = [
+    "ConfigError",
+    "ExecutorConfig",
+    "ExperimentConfig",
+    "PlayerEntry",
+    "ScheduleConfig",
+    "TuneConfig",
+    "expand_sweep",
+    "load_config",
+    "parse_config",
+]
+
+
+#: bounds on what one config may ask for: beyond them a typo would hang the machine
+MAX_GAMES = 100_000_000
+MAX_SWEEP_POINTS = 1_000
+MAX_CONFIG_NODES = 100_000  # values in the config once YAML aliases are expanded
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PlayerEntry(_Strict):
+    """One player of the pool: a ``name`` for tables and ratings, an agent spec, and how many
+    seats it fills (``count``; e.g. four identical listeners)."""
+
+    name: str | None = None
+    agent: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    count: int = Field(default=1, ge=1)
+    #: ``process``: the agent lives in its own OS process and sees only serialised views (for
+    #: agents you don't trust); ``none``: in the worker's process (the default, faster).
+    isolation: Literal["none", "process"] = "none"
+    #: seconds an isolated agent may take for one call; over it, the call is a fault of kind
+    #: ``timeout`` and the seat plays seeded fallbacks for the rest of that game
+    decision_timeout: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _timeout_needs_isolation(self) -> PlayerEntry:
+        if self.decision_timeout is not None and self.isolation != "process":
+            raise ValueError("decision_timeout needs isolation: process (an agent in the "
+                             "worker's own process cannot be stopped safely)")
+        return self
+
+    def spec(self) -> str:
+        """The canonical agent spec, with ``params`` merged over the spec string's. An
+        isolated agent's spec is checked in a child process: its code never runs here."""
+        base, inline = parse_spec(self.agent)
+        written = format_spec(base, {**inline, **self.params})
+        if self.isolation == "process":
+            from dixit_lab.engine.isolation import isolated_spec
+
+            return isolated_spec(written)
+        return make_agent(written).spec
+
+    def isolation_timeout(self) -> tuple[bool, float | None]:
+        """(isolated, decision timeout) of this player's seats."""
+        return self.isolation == "process", self.decision_timeout
+
+    def display_name(self) -> str:
+        return self.name or self.spec()
+
+
+class RulesConfig(_Strict):
+    preset: str = "classic"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    def build(self) -> RuleSet:
+        return get_rules(self.preset, **self.options)
+
+
+class ScheduleConfig(_Strict):
+    """``rotation``: the players' seats rotate every game, so each sits in each seat equally
+    often (over a multiple of the table size). ``duplicate``: groups of table-size games share
+    one deal and rotate the seats over it, which cancels the luck of the deal.
+    ``sampled``: each game seats a random subset of a larger pool, in random order."""
+
+    kind: Literal["rotation", "duplicate", "sampled"] = "rotation"
+    table_size: int | None = Field(default=None, ge=3)
+
+
+class ExecutorConfig(_Strict):
+    """Where games run: ``local`` (this process), ``process`` (a pool of worker processes;
+    ``workers`` defaults to all cores) or ``ray`` (a Ray cluster at ``address``, e.g.
+    ``HEAD:6379``; no address starts a local Ray instance with ``workers`` CPUs; needs
+    ``pip install -e ".[ray]"`` from the clone). Games go out in chunks of ``chunk_size``
+    (default: four chunks per worker, 25 to 250 games for the reference engine and 100 to
+    5,000 for the batched one: ``runner.chunk_size_for``); every executor gives the same
+    records."""
+
+    kind: str = "process"
+    workers: int | None = Field(default=None, ge=1)
+    chunk_size: int | None = Field(default=None, ge=1)
+    address: str | None = None
+
+
+    @field_validator("kind")
+    @classmethod
+    def _known_executor(cls, value: str) -> str:
+        from dixit_lab.run.executors import executor_names
+
+        if value not in executor_names():
+            raise ValueError(f"unknown executor {value!r}; allowed: "
+                             f"{', '.join(executor_names())}")
+        return value
+
+
+class TuneConfig(_Strict):
+    """Search one numeric config ``parameter`` in [``low``, ``high``] for the value that
+    maximises ``metric`` of player ``player``, or the values the games cannot separate (see
+    ``dixit-lab tune``)."""
+
+    parameter: str
+    low: float
+    high: float
+    points: int = Field(default=9, ge=2)
+    player: str
+    metric: str = "storyteller_points_per_turn"
+    games_per_round: int = Field(default=100, ge=1)
+    max_games: int = Field(default=5000, ge=1)
+    #: family-wise error of ever dropping a best candidate, over candidates, looks and the
+    #: confirmation (Holm, Bonferroni; half to the search and half to the confirmation)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    #: fresh deals on which every contender the search leaves is replayed against the others
+    #: (0: no confirmation)
+    confirm_games: int = Field(default=200, ge=0)
+
+
+class ExperimentConfig(_Strict):
+    name: str
+    description: str = ""
+    seed: int = Field(default=0, ge=0)
+    rules: RulesConfig = Field(default_factory=RulesConfig)
+    deck: str = "dreams"
+    clues: str = "default"
+    players: list[PlayerEntry] = Field(min_length=1)
+    games: int = Field(ge=1, le=MAX_GAMES)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    on_illegal: Literal["raise", "fallback"] = "fallback"
+    #: ``auto`` plays with the batched engine when every agent supports it (same records,
+    #: much faster), ``reference`` forces the one-game-at-a-time engine, ``batched`` insists
+    engine: Literal["auto", "reference", "batched"] = "auto"
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    #: how the results folder keeps its games: ``games.jsonl.zst`` (Zstandard-compressed JSON
+    #: Lines, about a seventh of the bytes) or the plain ``games.jsonl``
+    records: Literal["jsonl.zst", "jsonl"] = "jsonl.zst"
+    out: str | None = None
+    sweep: dict[str, list[Any]] | None = None
+    tune: TuneConfig | None = None
+
+    @field_validator("clues")
+    @classmethod
+    def _no_top_level_clues(cls, value: str) -> str:
+        if value != "default":
+            raise ValueError("a top-level clue bank is not used by any agent; give each "
+                             "player its bank in its params (params: {clues: " + repr(value)
+                             + "}) and remove this field")
+        return value
+
+    @field_validator("rules", mode="before")
+    @classmethod
+    def _rules_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"preset": value}
+        return value
+
+    @field_validator("players", mode="before")
+    @classmethod
+    def _player_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"agent": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    # -- derived --------------------------------------------------------------------------
+
+    def seats(self) -> list[tuple[str, str]]:
+        """(name, spec) of every seat of the pool, players expanded by ``count``."""
+        return [(p.display_name(), p.spec()) for p in self.players for _ in range(p.count)]
+
+    def public_names(self) -> tuple[str, ...]:
+        """The name each seat of the pool (as :meth:`seats`) is known by at the table: the
+        player's ``name``, else ``player <k>`` (its place in ``players``, from 1). Never its
+        spec: how a player thinks is not public (its display name, in the tables, may be)."""
+        return tuple(p.name or f"player {index + 1}" for index, p in enumerate(self.players)
+                     for _ in range(p.count))
+
+    def isolation(self) -> tuple[tuple[bool, float | None], ...]:
+        """(isolated, decision timeout) of every seat of the pool, as :meth:`seats`."""
+        return tuple(p.isolation_timeout() for p in self.players for _ in range(p.count))
+
+    @property
+    def table_size(self) -> int:
+        return self.schedule.table_size or len(self.seats())
+
+    def rule_set(self) -> RuleSet:
+        return self.rules.build()
+
+    def results_dir(self, base: Path | None = None) -> Path:
+        if self.out:
+            return Path(self.out)
+        return (base or Path("results")) / self.name
+
+    def resolved(self) -> dict[str, Any]:
+        """The config with every default filled in and agent specs canonical."""
+        data = self.model_dump(mode="json")
+        for entry, player in zip(data["players"], self.players, strict=True):
+            entry["spec"] = player.spec()
+            entry["name"] = player.display_name()
+        data["rules"]["resolved"] = self.rule_set().options()
+        return data
+
+
+def _format_location(location: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in location) or "(top level)"
+
+
+def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
+    """Validate a config dict; errors name ``source``, the field path and what is allowed."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: a config must be a mapping of fields, got "
+                          f"{type(data).__name__}")
+    check_size(data, source)
+    try:
+        config = ExperimentConfig.model_validate(data)
+    except ValidationError as error:
+        lines = []
+        for problem in error.errors():
+            path = _format_location(problem["loc"])
+            message = problem["msg"]
+            if problem["type"] == "extra_forbidden":
+                parent = problem["loc"][:-1]
+                model = _model_at(parent)
+                allowed = ", ".join(model.model_fields) if model else "see the docs"
+                message = f"unknown field; allowed fields here: {allowed}"
+            lines.append(f"{source}: {path}: {message}")
+        raise ConfigError("\n".join(lines)) from None
+    _check_semantics(config, source)
+    return config
+
+
+def _model_at(location: tuple[Any, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] | None = ExperimentConfig
+    for part in location:
+        if isinstance(part, int) or model is None:
+            continue
+        annotation = model.model_fields[part].annotation if part in model.model_fields else None
+        model = _first_model(annotation)
+    return model
+
+
+def _first_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _first_model(arg)
+        if found:
+            return found
+    return None
+
+
+def _check_semantics(config: ExperimentConfig, source: str) -> None:
+    try:
+        rules = config.rule_set()
+    except ValueError as error:
+        raise ConfigError(f"{source}: rules: {error}") from None
+    for index, player in enumerate(config.players):
+        try:
+            player.spec()
+        except (AgentSpecError, ValueError, OSError) as error:  # OSError: a missing file
+            raise ConfigError(f"{source}: players.{index}.agent: {error}") from None
+    names: dict[str, str] = {}
+    for index, player in enumerate(config.players):
+        name, spec = player.display_name(), player.spec()
+        if names.get(name, spec) != spec:
+            raise ConfigError(f"{source}: players.{index}.name: {name!r} already names another "
+                              f"agent ({names[name]}); give each player a distinct name")
+        names[name] = spec
+    pool = len(config.seats())
+    size = config.table_size
+    try:
+        rules.check_players(size)
+    except ValueError as error:
+        raise ConfigError(f"{source}: schedule.table_size: {error}") from None
+    if config.schedule.kind in ("rotation", "duplicate") and pool != size:
+        raise ConfigError(f"{source}: schedule: a {config.schedule.kind} schedule seats the "
+                          f"whole pool at every game, but the players fill {pool} seats and "
+                          f"table_size is {size}; use kind: sampled for a larger pool")
+    if config.schedule.kind == "sampled" and pool < size:
+        raise ConfigError(f"{source}: schedule.table_size: {size} seats but the players fill "
+                          f"only {pool}")
+    try:
+        deck = load_deck(config.deck)
+        deck.check_playable(size, rules.hand_size_for(size), rules.displayed_cards(size))
+    except DeckError as error:
+        raise ConfigError(f"{source}: deck: {error}") from None
+    if config.engine == "batched":  # refused here, before a results folder exists
+        from dixit_lab.run.tournament import table_setup
+
+        try:
+            table_setup(config).engine_plan()
+        except ValueError as error:
+            raise ConfigError(f"{source}: engine: {error}") from None
+    _check_free_text(config, source)
+    if not deck.has_images:
+        for index, player in enumerate(config.players):
+            if player.isolation == "process":
+                continue  # its code is never imported here
+            needs = getattr(make_agent(player.spec()), "needs_card_images", None)
+            if callable(needs) and needs():
+                raise ConfigError(f"{source}: players.{index}.agent: {player.spec()} "
+                                  f"perceives card images, but deck {config.deck!r} has "
+                                  f"none; use an image deck such as 'dreams'")
+
+
+#: the extra that installs each source of free text (each brings the sentence encoder too)
+_SOURCE_EXTRAS = {"human": "web", "vlm": "vlm", "llm": "vlm"}
+
+
+def _check_free_text(config: ExperimentConfig, source: str) -> None:
+    """Refuse a config in which players who write free text (people, model agents) sit with
+    players who could not perceive it here (their embedder's text model is not installed),
+    naming both and the extra to install. Isolated players are not imported here: what they
+    cannot perceive is counted when the games are played, as for any custom agent."""
+    present = [index for index, player in enumerate(config.players)
+               if player.isolation != "process"]
+    writers = [i for i in present
+               if get_agent_class(parse_spec(config.players[i].agent)[0]).writes_free_text]
+    if not writers:
+        return
+    deaf = []
+    for index in present:
+        check = getattr(make_agent(config.players[index].spec()), "clue_perception_problem",
+                        None)
+        problem = check() if callable(check) else None
+        if problem is not None:
+            deaf.append((index, problem))
+    if not deaf:
+        return
+    names = [f"players.{i} ({config.players[i].display_name()})" for i in writers]
+    kinds = {parse_spec(config.players[i].agent)[0] for i in writers}
+    what, extra = deaf[0][1]
+    if extra == "offline":  # the sentence encoder: the extra of the free text's source has it
+        extra = ",".join(sorted({_SOURCE_EXTRAS.get(kind, "offline") for kind in kinds}))
+    listeners = ", ".join(f"players.{i} ({config.players[i].display_name()})" for i, _ in deaf)
+    raise ConfigError(f"{source}: players: {', '.join(names)} write free-text clues, which "
+                      f"{listeners} cannot perceive here: {what}; install it with pip "
+                      f"install 'dixit-lab[{extra}]' (from the clone: pip install -e "
+                      f"\".[{extra}]\"), or seat listeners that can")
+
+
+def check_size(data: Any, source: str) -> None:
+    """Raise :class:`ConfigError` if ``data`` holds more than :data:`MAX_CONFIG_NODES`
+    values once YAML aliases are expanded (a "billion laughs" file is a few lines long). The
+    walk stops as soon as the bound is passed, so it is quick whatever the file."""
+    budget = MAX_CONFIG_NODES
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise ConfigError(f"{source}: the config holds more than {MAX_CONFIG_NODES:,} "
+                              f"values once its YAML aliases are expanded; write it out")
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+
+
+def read_yaml_file(path: str | Path) -> Any:
+    """The YAML document of a file; a missing, non-UTF-8 or invalid file is a
+    :class:`ConfigError` naming it (and the line, for invalid YAML)."""
+    source = Path(path)
+    if not source.is_file():
+        raise ConfigError(f"config file {source} does not exist")
+    try:
+        return yaml.safe_load(source.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {error.start}); save it as "
+                          f"UTF-8") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: not valid YAML: {' '.join(str(error).split())}") from None
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Read and validate a YAML config file."""
+    return parse_config(read_yaml_file(path), str(path))
+
+
+# -- sweeps ------------------------------------------------------------------------------------
+
+def set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``a.b.0.c`` in nested dicts and lists, creating dict levels as needed. A player
+    or the rules written in their string shorthand are expanded to a mapping first."""
+    parts = path.split(".")
+    node: Any = data
+    for depth, part in enumerate(parts):
+        where = ".".join(parts[:depth]) or "top level"
+        if isinstance(node, list):
+            if not part.lstrip("-").isdigit() or not 0 <= int(part) < len(node):
+                raise ConfigError(f"sweep path {path!r}: index {part} is out of range at "
+                                  f"{where} ({len(node)} entries)")
+            key: Any = int(part)
+        elif isinstance(node, dict):
+            key = part
+        else:
+            raise ConfigError(f"sweep path {path!r}: {where} is {node!r}, not a mapping or "
+                              f"a list")
+        if depth == len(parts) - 1:
+            node[key] = value
+            return
+        child = node[key] if isinstance(node, list) or key in node else None
+        if child is None:
+            child = node[key] = {}
+        elif isinstance(child, str) and parts[:depth + 1] == ["rules"]:
+            child = node[key] = {"preset": child}
+        elif isinstance(child, str) and depth == 1 and parts[0] == "players":
+            child = node[key] = {"agent": child}  # the string shorthand of a player
+        node = child
+
+
+def expand_sweep(data: dict[str, Any], source: str = "<config>"
+                 ) -> Iterator[tuple[int, dict[str, Any], ExperimentConfig]]:
+    """Each point of the ``sweep`` grid: (point index, {path: value}, validated config).
+    Every point keeps the experiment seed, so points are compared on the same deals."""
+    grid = data.get("sweep") or {}
+    if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+        raise ConfigError(f"{source}: sweep: expected a mapping of config paths to non-empty "
+                          f"lists of values")
+    paths = list(grid)
+    size = math.prod(len(grid[p]) for p in paths)
+    if size > MAX_SWEEP_POINTS:
+        raise ConfigError(f"{source}: sweep: the grid has {size:,} points; at most "
+                          f"{MAX_SWEEP_POINTS:,} (sweep fewer values, or split the sweep)")
+    for index, values in enumerate(itertools.product(*(grid[p] for p in paths))):
+        point = copy.deepcopy(data)
+        point.pop("sweep", None)
+        point.pop("tune", None)
+        if isinstance(point.get("rules"), str):
+            point["rules"] = {"preset": point["rules"]}
+        for path, value in zip(paths, values, strict=True):
+            if path.startswith("rules.") and path != "rules.preset" and not path.startswith(
+                    "rules.options."):
+                path = "rules.options." + path.removeprefix("rules.")
+            set_path(point, path, value)
+        settings = dict(zip(paths, values, strict=True))
+        label = ", ".join(f"{p}={v}" for p, v in settings.items())
+        yield index, settings, parse_config(point, f"{source} (sweep point {index}: {label})")

@@ -1,0 +1,150 @@
+"""The parts of a run in progress, and how they become the results folder's files.
+
+Each finished chunk of games leaves three files in ``parts/``, written where the chunk was
+played (a pool worker, or the runner): its rows of the round table
+(``rounds-<first>-<last>.parquet``), its sums (``stats-<first>-<last>.json``,
+:class:`~dixit_lab.stats.game_stats.GameStats`), and last its records
+(``games-<first>-<last>.jsonl.zst``, or ``.jsonl``). The records are the truth: a chunk is
+saved when its records file exists, and a missing or unreadable summary is recomputed from
+them. When every game is saved, :func:`merge_parts` concatenates the records (zstd frames
+concatenate: no game is decompressed), moves the round-table parts into the
+``rounds.parquet`` dataset folder and adds up the sums, so that the tables of a million games
+cost about what a chunk's do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from dixit_lab.atomic import atomic_write, atomic_write_bytes, atomic_write_text
+from dixit_lab.records.batches import GameBatch
+from dixit_lab.records.files import RECORD_NAMES, compressor, find_records, records_name
+from dixit_lab.stats.game_stats import GameStats, batch_stats
+from dixit_lab.stats.round_table import ROUNDS_DATASET, part_stem, replace_dataset
+
+__all__ = ["merge_parts", "save_part", "summarise_lines"]
+
+_PART = re.compile(r"^games-(\d+)-(\d+)\.(jsonl(?:\.zst)?)$")
+_CACHE: dict[str, object] = {}
+
+
+def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: Path | None,
+                    batch: GameBatch | None = None) -> GameStats:
+    """The sums of some record lines (games ``indices``, in order) and, with
+    ``rounds_path``, their rows of the round table written there; ``batch``: the same games
+    in columns already (the batched engine's), so that the lines need not be parsed."""
+    from dixit_lab.records.batches import batches_of_lines
+    from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
+    from dixit_lab.stats.round_table import write_round_table
+
+    cache = _CACHE.setdefault("predictions", PredictionCache())
+    stats = GameStats()
+    batches = [batch] if batch is not None else list(batches_of_lines(
+        [line.encode() + b"\n" for line in lines], np.asarray(indices, dtype=np.int64)))
+    for batch in batches:
+        stats.add(batch_stats(batch, predicted_finds(batch, cache)))  # type: ignore[arg-type]
+    if rounds_path is not None:
+        atomic_write(rounds_path, lambda tmp: write_round_table(batches, tmp))
+    return stats
+
+
+def save_part(parts: Path, results: Sequence[tuple[int, str]], records: str,
+              batch: GameBatch | None = None) -> None:
+    """Write a finished chunk's three files (the records last); ``batch``: its games in
+    columns, when the engine gave them."""
+    indices = [index for index, _ in results]
+    lines = [line for _, line in results]
+    stem = part_stem(indices[0], indices[-1])
+    stats = summarise_lines(lines, indices, parts / f"rounds-{stem}.parquet", batch)
+    atomic_write_text(parts / f"stats-{stem}.json", json.dumps(stats.to_json()))
+    text = "".join(f"{line}\n" for line in lines).encode()
+    if records.endswith(".zst"):
+        text = compressor().compress(text)  # type: ignore[attr-defined]
+    atomic_write_bytes(parts / f"games-{stem}.{records}", text)
+
+
+def _record_parts(parts: Path) -> list[tuple[int, int, Path]]:
+    found = []
+    for path in parts.glob("games-*"):
+        match = _PART.match(path.name)
+        if match:
+            found.append((int(match.group(1)), int(match.group(2)), path))
+    return sorted(found)
+
+
+def _part_stats(path: Path, stem: str, parts: Path, trusted: bool) -> GameStats:
+    """A part's sums: read when this run wrote them, else (a part left by an interrupted
+    run, which anything may have touched since) recomputed from its records, which were
+    checked line by line when the run resumed."""
+    from dixit_lab.records.files import open_text
+    from dixit_lab.records.format import game_index
+
+    if trusted:
+        try:
+            data = json.loads((parts / f"stats-{stem}.json").read_text(encoding="utf-8"))
+            if (parts / f"rounds-{stem}.parquet").is_file():
+                return GameStats.from_json(data)
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    with open_text(path) as handle:
+        lines = [line.rstrip("\n") for line in handle if line.strip()]
+    return summarise_lines(lines, [game_index(line) for line in lines],
+                           parts / f"rounds-{stem}.parquet")
+
+
+def merge_parts(folder: Path, expected: int, records: str,
+                trusted: set[int] | frozenset[int] = frozenset()) -> GameStats | None:
+    """Turn ``folder/parts`` into the games file (format ``records``) and the round-table
+    dataset, and return the games' sums; None when the parts do not tile the games
+    0..expected-1 exactly (the caller then merges line by line and rebuilds the tables).
+    ``trusted``: the first games of the parts this run wrote (their sums are read; the
+    others' are recomputed from their records)."""
+    parts = folder / "parts"
+    found = _record_parts(parts)
+    target = folder / records_name(records)
+    other = find_records(folder)
+    if other is not None or not found:
+        return None
+    position = 0
+    for first, last, path in found:
+        if first != position or not path.name.endswith(records):
+            return None
+        position = last + 1
+    if position != expected:
+        return None
+    total = GameStats()
+    for first, last, path in found:
+        stats = _part_stats(path, part_stem(first, last), parts, first in trusted)
+        if stats.games != last - first + 1:
+            return None  # a resumed chunk of scattered games: merge line by line
+        total.add(stats)
+
+    def concatenate(temporary: Path) -> None:
+        with temporary.open("wb") as out:
+            for _, _, path in found:
+                with path.open("rb") as source:
+                    shutil.copyfileobj(source, out, 1 << 20)
+
+    atomic_write(target, concatenate)
+    dataset = folder / ROUNDS_DATASET
+    staging = folder / f".{ROUNDS_DATASET}.new"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for first, last, _ in found:
+        stem = part_stem(first, last)
+        os.replace(parts / f"rounds-{stem}.parquet", staging / f"part-{stem}.parquet")
+    replace_dataset(staging, dataset)
+    return total
+
+
+def other_records(folder: Path, records: str) -> list[Path]:
+    """Games files of the other format in ``folder`` (to be removed once merged)."""
+    return [folder / name for name in RECORD_NAMES
+            if name != records_name(records) and (folder / name).is_file()]

@@ -1,0 +1,97 @@
+"""Replay a results folder: play every game again from its config and seeds and compare."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dixit_lab.progress import progress
+from dixit_lab.records.batches import file_batches
+from dixit_lab.records.files import find_records, open_text
+from dixit_lab.run.executors import chunked, run_chunks
+from dixit_lab.run.experiment import ConfigError
+from dixit_lab.run.folder import played_config
+from dixit_lab.vlm.store import exchange_session
+
+__all__ = ["Difference", "first_difference", "replay_folder"]
+
+
+@dataclass(frozen=True)
+class Difference:
+    game: int
+    round: int | None
+    field: str
+    recorded: Any
+    replayed: Any
+
+    def __str__(self) -> str:
+        where = f"game {self.game}" + (f", round {self.round}" if self.round is not None else "")
+        return (f"{where}, field {self.field}: recorded {self.recorded!r}, replayed "
+                f"{self.replayed!r}")
+
+
+def first_difference(game: int, recorded: dict[str, Any], replayed: dict[str, Any]
+                     ) -> Difference | None:
+    """The first field where two game records differ (rounds compared field by field)."""
+    for key in dict.fromkeys([*recorded, *replayed]):
+        a, b = recorded.get(key), replayed.get(key)
+        if a == b:
+            continue
+        if key == "rounds" and isinstance(a, list) and isinstance(b, list):
+            for index, (ra, rb) in enumerate(zip(a, b, strict=False)):
+                for field in dict.fromkeys([*ra, *rb]):
+                    if ra.get(field) != rb.get(field):
+                        return Difference(game, index, field, ra.get(field), rb.get(field))
+            return Difference(game, min(len(a), len(b)), "rounds (count)", len(a), len(b))
+        return Difference(game, None, key, a, b)
+    return None
+
+
+def replay_folder(folder: str | Path, *, executor: str = "process", workers: int | None = None,
+                  show_progress: bool = True, address: str | None = None
+                  ) -> tuple[int, Difference | None]:
+    """Replay every game of ``folder``; returns (games compared, first difference or None).
+    ``address``: the Ray cluster of the ``ray`` executor (None: a local Ray instance)."""
+    folder = Path(folder)
+    games_path = find_records(folder) or folder / "games.jsonl"
+    played = played_config(folder)  # config.yaml as run: resolved rules, specs, the deck
+    if not games_path.is_file():
+        raise FileNotFoundError(f"{games_path} is missing: is {folder} a results folder?")
+    config = played.config
+    from dixit_lab.run.runner import chunk_size_for, game_specs, table_setup
+
+    for _ in file_batches(games_path, check=True):  # a missing, repeated or truncated game:
+        pass                                        # file and line, in bounded memory
+    with open_text(games_path) as handle:
+        recorded = [line for line in handle.read().splitlines() if line.strip()]
+    specs = game_specs(config)
+    if len(recorded) != len(specs):
+        n, expected = len(recorded), len(specs)
+        missing = f"game {n} is" if n + 1 == expected else f"games {n}-{expected - 1} are"
+        raise ConfigError(f"{games_path}: {n} games, but the experiment has {expected}"
+                          + (f": {missing} missing (an unfinished run? dixit-lab run "
+                             f"resumes it)" if n < expected else "; the file was edited"))
+    setup = dataclasses.replace(table_setup(config), rules=played.rules, specs=played.specs)
+    compared = 0
+    from dixit_lab.web.decisions import recorded_decisions  # people's seats (dixit-lab play)
+
+    with recorded_decisions(folder), progress(total=len(specs), desc="replay", unit="game",
+                                              disable_all=not show_progress) as bar, \
+            exchange_session(folder / "exchanges", "replay"):  # model replies: recorded only
+        replayed: dict[int, str] = {}
+        for results in run_chunks(setup, chunked(specs, chunk_size_for(config, setup)), executor,
+                                  workers, address):
+            for index, line in results:
+                assert line is not None  # no parts: the lines come back
+                replayed[index] = line
+            bar.update(len(results))
+    for index, line in enumerate(recorded):
+        compared += 1
+        if line != replayed[index]:
+            found = first_difference(index, json.loads(line), json.loads(replayed[index]))
+            return compared, found or Difference(index, None, "(bytes)", line[:80],
+                                                 replayed[index][:80])
+    return compared, None

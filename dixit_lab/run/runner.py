@@ -1,0 +1,360 @@
+"""Run an experiment into a results folder: atomically, resumably, on any executor.
+
+Finished chunks of games are written to ``parts/`` as they come back (each file written to a
+temporary name and renamed, so a file is either whole or absent). Rerunning the same config
+into the same folder plays only the games that are missing. When every game is there, the
+parts are merged in game order into ``games.jsonl`` and the tables, ratings and report are
+written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dixit_lab._version import __version__
+from dixit_lab.atomic import atomic_write, atomic_write_text
+from dixit_lab.progress import progress, stage
+from dixit_lab.records.files import RECORD_NAMES, compressor, open_text, records_name
+from dixit_lab.records.format import game_index
+from dixit_lab.records.integrity import FolderLock, check_saved_line
+from dixit_lab.run.executors import chunked, get_executor, run_chunks
+from dixit_lab.run.experiment import (
+    ConfigError,
+    ExperimentConfig,
+    expand_sweep,
+    load_config,
+    read_yaml_file,
+)
+from dixit_lab.run.folder import DECK_PLAYED, ENGINE_PLAYED, deck_played
+from dixit_lab.run.parts import merge_parts, other_records, save_part
+from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
+from dixit_lab.vlm.store import exchange_session
+
+__all__ = ["RunResult", "prepare_folder", "run_experiment", "run_file", "run_sweep",
+           "table_setup"]
+
+_IGNORED_FOR_RESUME = ("executor", "out", "description", "engine", "records")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    folder: Path
+    games: int
+    played: int
+    wall_seconds: float
+    workers: int
+
+    @property
+    def games_per_second(self) -> float:
+        return self.played / self.wall_seconds if self.wall_seconds > 0 else float("nan")
+
+
+def git_commit() -> str | None:
+    """The commit of the checkout the package runs from, with ``-dirty`` if it has changes."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("-dirty" if dirty.strip() else "")
+
+
+def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
+                   override: int | None = None, workers: int = 1) -> int:
+    """Games per chunk: as given, else enough for four chunks per worker (the last chunks
+    balance the load), bounded so that a chunk is about a second of work: 25 to 250 games
+    for the reference engine (25 when a seat is isolated or a model: seconds a game), 100
+    to 5,000 for the batched engine (a million games are 200 chunks, 200 files of the round
+    table)."""
+    given = override or config.executor.chunk_size
+    if given:
+        return given
+    share = -(-config.games // (4 * max(workers, 1)))
+    if setup.batched():
+        return max(100, min(5000, share))
+    from dixit_lab.vlm.driver import has_remote_agents
+
+    if any(isolated for isolated, _ in setup.isolation) or has_remote_agents(setup.specs):
+        return 25
+    return max(25, min(250, share))
+
+
+def game_specs(config: ExperimentConfig) -> Sequence[GameSpec]:
+    return schedule_games(config.schedule.kind, len(config.seats()), config.table_size,
+                          config.games, config.seed)
+
+
+def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in resolved.items() if k not in _IGNORED_FOR_RESUME}
+
+
+def _check_same_experiment(folder: Path, resolved: dict[str, Any]) -> None:
+    existing = folder / "config.yaml"
+    if not existing.exists():
+        return
+    try:
+        old = yaml.safe_load(existing.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError:
+        raise ConfigError(f"{existing} is not valid YAML; delete the folder or choose "
+                          f"another --out") from None
+    old_identity = _identity(old.get("experiment", {}))
+    new_identity = _identity(resolved)
+    if old_identity != new_identity:
+        changed = sorted(k for k in set(old_identity) | set(new_identity)
+                         if old_identity.get(k) != new_identity.get(k))
+        raise ConfigError(f"{folder} holds the results of a different experiment (changed: "
+                          f"{', '.join(changed)}); choose another --out, or delete the folder "
+                          f"to start again")
+
+
+def _sources(folder: Path) -> list[Path]:
+    """The saved games: a games file of either format and the parts' records."""
+    parts = folder / "parts"
+    saved = [*sorted(parts.glob("*.jsonl")), *sorted(parts.glob("*.jsonl.zst"))]
+    return [p for p in [*(folder / name for name in RECORD_NAMES), *saved] if p.is_file()]
+
+
+def _lines(path: Path, check: _LineCheck | None = None) -> Iterator[tuple[int, str]]:
+    """(game index, line) of a results file, read line by line; with ``check``, each line is
+    checked to be a whole record of this experiment's game of that index."""
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, 1):
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            if check is not None:
+                yield check(line, path, number), line
+                continue
+            try:
+                yield game_index(line), line
+            except ValueError:
+                raise ConfigError(f"{path}, line {number}: not a game record of this runner; "
+                                  f"delete the file to replay those games") from None
+
+
+_LineCheck = Callable[[str, Path, int], int]
+
+
+def _line_check(config: ExperimentConfig, specs: Sequence[GameSpec]) -> _LineCheck:
+    names = tuple(name for name, _ in config.seats())
+    return partial(check_saved_line, specs=specs, names=names, seed=config.seed)
+
+
+def _done_indices(folder: Path, check: _LineCheck) -> set[int]:
+    """Indices of the games already in games.jsonl or in the parts of an interrupted run,
+    each line checked to belong to this experiment."""
+    return {index for path in _sources(folder) for index, _ in _lines(path, check)}
+
+
+def _merge(folder: Path, expected: int, records: str) -> None:
+    """Stream every saved game, in index order and once each, into the games file of format
+    ``records`` (memory stays flat however many games there are); the slow path of
+    :func:`~dixit_lab.run.parts.merge_parts`, for parts that do not tile the games."""
+    import heapq
+
+    sources = _sources(folder)
+    merged = heapq.merge(*(_lines(path) for path in sources), key=lambda item: item[0])
+    target = folder / records_name(records)
+
+    def write(temporary: Path) -> None:
+        last = -1
+        with temporary.open("wb") as raw:
+            out: Any = raw
+            if records.endswith(".zst"):
+                import zstandard
+
+                out = compressor().stream_writer(raw, closefd=False)  # type: ignore[attr-defined]
+            for index, line in merged:
+                if index == last or not 0 <= index < expected:
+                    continue  # the same game saved twice (games.jsonl and a part)
+                out.write(line.encode("utf-8") + b"\n")
+                last = index
+            if out is not raw:
+                out.flush(zstandard.FLUSH_FRAME)
+
+    atomic_write(target, write)
+    for path in other_records(folder, records):
+        path.unlink()
+
+
+def prepare_folder(config: ExperimentConfig, folder: Path,
+                   setup: TableSetup | None = None) -> None:
+    """Create the results folder (or check that it holds this experiment) and write its
+    config.yaml: the resolved config, the version, the commit, the Python, the deck and the
+    engine that plays the games (and why)."""
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"results folder {folder} is a file, not a folder; choose another "
+                          f"--out")
+    folder.mkdir(parents=True, exist_ok=True)
+    resolved = config.resolved()
+    _check_same_experiment(folder, resolved)
+    batched, why = (setup or table_setup(config)).engine_plan()
+    header = {"experiment": resolved, "dixit_lab_version": __version__,
+              "git_commit": git_commit(), "python": sys.version.split()[0],
+              DECK_PLAYED: deck_played(config.deck),  # the deck by path and content
+              ENGINE_PLAYED: {"engine": "batched" if batched else "reference", "why": why}}
+    atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
+
+
+def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
+                   executor: str | None = None, workers: int | None = None,
+                   chunk_size: int | None = None, show_progress: bool = True,
+                   write_outputs: bool = True, address: str | None = None,
+                   exchanges: str | None = None) -> RunResult:
+    """Play every game of ``config`` that is not in the results folder yet, then write the
+    tables, ratings and report. A config with a ``sweep`` runs each point in a sub-folder.
+    ``executor``, ``workers`` and ``address`` (the Ray cluster of the ``ray`` executor)
+    override the config's ``executor`` section. ``exchanges`` is the mode of the model agents'
+    exchange store in ``<folder>/exchanges`` (``auto``, ``record``, ``replay``; see
+    :mod:`dixit_lab.vlm.store`)."""
+    if config.sweep:
+        raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
+    from dixit_lab.web.decisions import human_players
+
+    if human_players(config):
+        raise ConfigError(f"{config.name}: a player is a person (agent: human): play this "
+                          f"config with `dixit-lab play`")
+    folder = Path(out) if out is not None else config.results_dir()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"results folder {folder} is a file, not a folder; choose another "
+                          f"--out")
+    folder.mkdir(parents=True, exist_ok=True)
+    with FolderLock(folder):
+        return _run_locked(config, folder, executor, workers, chunk_size, show_progress,
+                           write_outputs, address, exchanges)
+
+
+def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
+                workers: int | None, chunk_size: int | None, show_progress: bool,
+                write_outputs: bool, address: str | None, exchanges: str | None) -> RunResult:
+    """:func:`run_experiment` once the folder is locked."""
+    setup = table_setup(config)
+    prepare_folder(config, folder, setup)
+    batched, why = setup.engine_plan()
+    if not batched and config.engine == "auto":  # said once a run, and in report.md
+        print(f"{config.name}: the reference engine plays these games ({why})",
+              file=sys.stderr)
+    kind = executor or config.executor.kind
+    address = address or config.executor.address
+    count = workers or config.executor.workers
+    if count is None:  # the executor's default (0 on a cluster: as many as it has CPUs)
+        count = get_executor(kind).default_workers(address)
+
+    specs = game_specs(config)
+    done = _done_indices(folder, _line_check(config, specs))
+    missing: Sequence[GameSpec] = specs if not done else [
+        spec for spec in specs if spec.index not in done]
+    saved = len(done)  # games saved: the resumed ones, then each chunk's
+    del done
+    parts = folder / "parts"
+    start = time.perf_counter()
+    played = 0
+    written: set[int] = set()  # the first game of each part this run wrote
+    if missing:
+        parts.mkdir(exist_ok=True)
+        chunks = chunked(missing, chunk_size_for(config, setup, chunk_size, count))
+        records = config.records
+        bar = progress(total=len(specs), desc=config.name, unit="game",
+                       initial=len(specs) - len(missing), disable_all=not show_progress)
+        try:
+            with bar, exchange_session(folder / "exchanges", exchanges):  # type: ignore[arg-type]
+                for results in run_chunks(setup, chunks, kind, count or None, address,
+                                          parts=parts, records=records):
+                    if results[0][1] is not None:  # not written by the worker itself
+                        save_part(parts, results, records)  # type: ignore[arg-type]
+                    saved += len(results)
+                    written.add(results[0][0])
+                    played += len(results)
+                    bar.update(len(results))
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: {saved} of {len(specs)} games are saved in {folder}; "
+                  f"run the same command again to play the rest", file=sys.stderr)
+            raise
+    wall = time.perf_counter() - start
+    if saved != len(specs):
+        raise ConfigError(f"{folder}: {len(specs) - saved} games are missing after the "
+                           f"run; run the same command again")
+    stats = None
+    if missing or parts.is_dir():
+        with stage("merging the parts", show_progress):
+            stats = merge_parts(folder, len(specs), config.records, written)
+            if stats is None:  # parts of scattered games, or a games file already there
+                _merge(folder, len(specs), config.records)
+    if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go
+        shutil.rmtree(parts)
+    result = RunResult(folder, len(specs), played, wall, count)
+    if write_outputs:
+        from dixit_lab.report.outputs import write_tables
+
+        write_tables(folder, result, stats=stats, show_progress=show_progress)
+    return result
+
+
+def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, *,
+              executor: str | None = None, workers: int | None = None,
+              show_progress: bool = True, address: str | None = None) -> Path:
+    """Run every point of a config's ``sweep`` into ``out/points/<k>`` and join the reports.
+    With the ``ray`` executor all points share one Ray connection."""
+    import csv
+    import io
+
+    points = list(expand_sweep(data, source))
+    base = points[0][2]
+    folder = Path(out) if out is not None else base.results_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = list(data["sweep"])
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["point", *paths, "folder"])
+    session = get_executor(executor or base.executor.kind).session(  # e.g. Ray, once
+        address or base.executor.address, workers or base.executor.workers)
+    with session:
+        for index, settings, config in points:
+            sub = folder / "points" / f"{index:03d}"
+            label = ", ".join(f"{k}={v}" for k, v in settings.items())
+            if show_progress:
+                print(f"sweep point {index + 1}/{len(points)}: {label}", file=sys.stderr)
+            run_experiment(config, sub, executor=executor, workers=workers,
+                           show_progress=show_progress, address=address)
+            writer.writerow([index, *[settings[p] for p in paths],
+                             os.path.relpath(sub, folder)])
+    atomic_write_text(folder / "sweep.csv", buffer.getvalue())
+    from dixit_lab.report.sweep import write_sweep_report
+
+    write_sweep_report(folder)
+    return folder
+
+
+def run_file(path: str | Path, out: str | Path | None = None, *, records: str | None = None,
+             executor: str | None = None, workers: int | None = None,
+             chunk_size: int | None = None, show_progress: bool = True,
+             address: str | None = None, exchanges: str | None = None) -> RunResult | Path:
+    """Run the config file at ``path``: its experiment (returns its :class:`RunResult`), or
+    every point of its sweep (returns the sweep folder). ``records`` overrides the config's
+    ``records``; the other options are :func:`run_experiment`'s."""
+    config = load_config(path)
+    if config.sweep:
+        data = read_yaml_file(path)
+        if records:
+            data["records"] = records
+        return run_sweep(data, str(path), out, executor=executor, workers=workers,
+                         show_progress=show_progress, address=address)
+    if records:
+        config = config.model_copy(update={"records": records})
+    return run_experiment(config, out, executor=executor, workers=workers,
+                          chunk_size=chunk_size, show_progress=show_progress, address=address,
+                          exchanges=exchanges)

@@ -1,0 +1,286 @@
+"""Tournament schedules and the plan of every game: who sits where, and from which seed.
+
+A schedule turns a config into :class:`GameSpec` s. Every game is fully determined by its
+spec, so games can be played in any order, on any number of workers, and give the same
+records. :func:`play_chunk` plays a list of specs in one process and returns their JSON lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, overload
+
+import numpy as np
+
+from dixit_lab.core.agent import Agent, make_agent
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import RuleSet
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import play_game
+from dixit_lab.engine.seats import GameFailed, make_seat_agent
+from dixit_lab.errors import ConfigError
+
+if TYPE_CHECKING:
+    from dixit_lab.run.experiment import ExperimentConfig
+
+__all__ = [
+    "GameFailed",
+    "GameSpec",
+    "Schedule",
+    "TableSetup",
+    "make_seat_agent",
+    "play_chunk",
+    "schedule_games",
+    "table_setup",
+]
+
+
+
+_SCHEDULE_STREAM = 0x5C4ED  # spawn key of the stream that samples tables (apart from games)
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One game of a tournament: its index, the pool seats at each table seat, and the index
+    of the deal (its ``SeedSequence`` is ``game_seed(experiment seed, deal)``)."""
+
+    index: int
+    seats: tuple[int, ...]
+    deal: int
+
+
+@dataclass(frozen=True)
+class TableSetup:
+    """What a worker needs to play games: plain, picklable values."""
+
+    seed: int
+    rules: RuleSet
+    deck: str
+    names: tuple[str, ...]   # by pool seat
+    specs: tuple[str, ...]   # by pool seat
+    on_illegal: str
+    engine: str = "auto"     # auto | reference | batched
+    #: by pool seat: (in its own process?, decision timeout); empty: none isolated
+    isolation: tuple[tuple[bool, float | None], ...] = ()
+    #: by pool seat: the name the other agents know it by (never its spec); empty: ``player
+    #: <k>``, its pool seat counted from 1
+    public: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (self.rules, self.deck, self.specs, self.on_illegal, self.isolation)
+
+    def isolated(self, seat: int) -> tuple[bool, float | None]:
+        return self.isolation[seat] if self.isolation else (False, None)
+
+    def public_names(self, seats: Sequence[int]) -> tuple[str, ...]:
+        """The public names of the pool seats ``seats`` (a table, by table seat)."""
+        return tuple(self.public[s] if self.public else f"player {s + 1}" for s in seats)
+
+    def batched(self) -> bool:
+        """Whether games are played by the batched engine: ``auto`` uses it when every agent
+        supports it, ``batched`` insists (and raises naming what it cannot play),
+        ``reference`` never does."""
+        return self.engine_plan()[0]
+
+    def engine_plan(self) -> tuple[bool, str]:
+        """(batched engine?, why): the engine these games are played with and the reason, a
+        phrase for the terminal and the report (``engine: batched`` raises instead of
+        falling back)."""
+        if self.engine == "reference":
+            return False, "engine: reference in the config"
+        from dixit_lab.engine.batched import batch_blocker, rules_supported
+
+        if any(isolated for isolated, _ in self.isolation):
+            why = "a player has isolation: process"
+        elif not rules_supported(self.rules):
+            why = f"the batched engine does not play deck_exhausted={self.rules.deck_exhausted!r}"
+        else:
+            blockers = {spec: batch_blocker(make_agent(spec)) for spec in dict.fromkeys(
+                self.specs)}
+            why = "; ".join(f"{spec}: {reason}" for spec, reason in blockers.items()
+                            if reason is not None)
+            if not why:
+                return True, "every agent has a batched policy"
+        if self.engine == "batched":
+            raise ConfigError(f"engine 'batched' was asked for, but {why}; use engine: auto "
+                              f"or reference")
+        return False, why
+
+
+def table_setup(config: ExperimentConfig) -> TableSetup:
+    """The :class:`TableSetup` of a config: its pool's names, specs, public names and
+    isolation, its rules, deck, seed and engine."""
+    seats = config.seats()
+    return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
+                      names=tuple(name for name, _ in seats),
+                      specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
+                      engine=config.engine, isolation=config.isolation(),
+                      public=config.public_names())
+
+
+class Schedule(Sequence[GameSpec]):
+    """The games of a schedule, made when asked for (a million games are a few megabytes of
+    seats, not a million objects): ``len``, indexing and slicing (a list) as for a list."""
+
+    def __init__(self, kind: str, table_size: int, games: int,
+                 seats: np.ndarray | None = None) -> None:
+        self.kind, self.table_size, self.games, self._seats = kind, table_size, games, seats
+
+    def __len__(self) -> int:
+        return self.games
+
+    @overload
+    def __getitem__(self, index: int) -> GameSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[GameSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> GameSpec | list[GameSpec]:
+        if isinstance(index, slice):
+            return [self._spec(i) for i in range(*index.indices(self.games))]
+        if index < 0:
+            index += self.games
+        if not 0 <= index < self.games:
+            raise IndexError(f"game {index} of a schedule of {self.games}")
+        return self._spec(index)
+
+    def __iter__(self) -> Iterator[GameSpec]:
+        return (self._spec(i) for i in range(self.games))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Schedule) and (self.kind, self.table_size, self.games) == (
+                other.kind, other.table_size, other.games):
+            return self._seats is other._seats or (
+                self._seats is not None and other._seats is not None
+                and bool(np.array_equal(self._seats, other._seats)))
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.kind!r}, table of {self.table_size}, {self.games} games)"
+
+    def _spec(self, index: int) -> GameSpec:
+        if self._seats is not None:
+            return GameSpec(index, tuple(int(s) for s in self._seats[index]), index)
+        shift = index % self.table_size
+        seats = tuple((seat + shift) % self.table_size for seat in range(self.table_size))
+        deal = index if self.kind == "rotation" else index // self.table_size
+        return GameSpec(index, seats, deal)
+
+
+def schedule_games(kind: str, pool: int, table_size: int, games: int, seed: int) -> Schedule:
+    """The specs of ``games`` games of a ``rotation``, ``duplicate`` or ``sampled`` schedule
+    over a pool of ``pool`` seats."""
+    if kind in ("rotation", "duplicate"):
+        if pool != table_size:
+            raise ConfigError(f"a {kind} schedule needs the pool ({pool}) to fill the table "
+                             f"({table_size})")
+        return Schedule(kind, table_size, games)
+    if kind == "sampled":
+        if pool < table_size:
+            raise ConfigError(f"cannot seat {table_size} players from a pool of {pool}")
+        rng = np.random.Generator(np.random.PCG64(
+            np.random.SeedSequence(seed, spawn_key=(_SCHEDULE_STREAM,))))
+        seats = np.empty((games, table_size), dtype=np.int32)
+        for index in range(games):
+            seats[index] = rng.permutation(pool)[:table_size]
+        return Schedule(kind, table_size, games, seats)
+    raise ConfigError(f"unknown schedule {kind!r}; allowed: rotation, duplicate, sampled")
+
+
+class _AgentPool:
+    """Agent instances reused across the games a worker plays (one per spec and occurrence).
+    Agents must not carry anything from one game to the next (``begin_game`` resets them);
+    ``tests/agents/test_conformance.py`` checks the built-ins."""
+
+    def __init__(self) -> None:
+        self.key: tuple[Any, ...] | None = None
+        self.instances: dict[tuple[str, int, bool, float | None], Agent] = {}
+
+    def table(self, setup: TableSetup, seats: tuple[int, ...]) -> list[Agent]:
+        if setup.key != self.key:
+            self.key, self.instances = setup.key, {}
+        seen: dict[str, int] = {}
+        agents = []
+        for seat in seats:
+            spec = setup.specs[seat]
+            occurrence = seen.get(spec, 0)
+            seen[spec] = occurrence + 1
+            isolated, timeout = setup.isolated(seat)
+            key = (spec, occurrence, isolated, timeout)
+            agent = self.instances.get(key)
+            if agent is None:
+                agent = self.instances[key] = make_seat_agent(spec, isolated, timeout)
+            agents.append(agent)
+        return agents
+
+
+
+_POOL = _AgentPool()
+
+
+_SHARED: dict[tuple[Any, ...], dict[str, Agent]] = {}
+
+
+def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = False
+                  ) -> tuple[list[tuple[int, str]], Any]:
+    from dixit_lab.engine.batched import play_batch, play_batch_columns
+
+    deck = load_deck(setup.deck)
+    shared = _SHARED.setdefault(setup.key, {})
+    for spec in setup.specs:
+        if spec not in shared:
+            shared[spec] = make_agent(spec)
+    tables = [[shared[setup.specs[s]] for s in game.seats] for game in chunk]
+    metas = [{"game": game.index, "deal": game.deal,
+              "players": [setup.names[s] for s in game.seats]} for game in chunk]
+    seeds = [game_seed(setup.seed, game.deal) for game in chunk]
+    batch = None
+    try:
+        if columns:
+            lines, batch = play_batch_columns(tables, setup.rules, deck, seeds, metas,
+                                              [game.index for game in chunk])
+        else:
+            lines = play_batch(tables, setup.rules, deck, seeds, metas)
+    except Exception as error:
+        raise GameFailed(f"games {chunk[0].index}..{chunk[-1].index} (batched engine): "
+                         f"{type(error).__name__}: {error}") from error
+    return [(game.index, line) for game, line in zip(chunk, lines, strict=True)], batch
+
+
+def play_chunk_columns(setup: TableSetup, chunk: list[GameSpec]
+                       ) -> tuple[list[tuple[int, str]], Any]:
+    """:func:`play_chunk`, and with the batched engine the games as a
+    :class:`~dixit_lab.records.batches.GameBatch` too (else None)."""
+    if setup.engine != "reference" and chunk and setup.batched():
+        return _play_batched(setup, chunk, columns=True)
+    return play_chunk(setup, chunk), None
+
+
+def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
+    """Play the games of ``chunk`` and return (game index, JSON line) pairs, with the batched
+    engine when the setup allows it (the records are the same either way)."""
+    if setup.engine != "reference" and chunk and setup.batched():
+        return _play_batched(setup, chunk)[0]
+    from dixit_lab.vlm.driver import has_remote_agents, play_remote_chunk  # model agents:
+
+    if chunk and has_remote_agents(setup.specs):  # every game of the chunk in flight at once
+        return play_remote_chunk(setup, chunk)
+    deck = load_deck(setup.deck)
+    out = []
+    for spec in chunk:
+        agents = _POOL.table(setup, spec.seats)
+        meta = {"game": spec.index, "deal": spec.deal,
+                "players": [setup.names[s] for s in spec.seats]}
+        try:
+            record = play_game(agents, setup.rules, deck, game_seed(setup.seed, spec.deal),
+                               on_illegal=setup.on_illegal,  # type: ignore[arg-type]
+                               meta=meta, players=setup.public_names(spec.seats))
+        except Exception as error:
+            raise GameFailed(f"game {spec.index} (players {meta['players']}): "
+                             f"{type(error).__name__}: {error}") from error
+        out.append((spec.index, record.to_json()))
+    return out

@@ -1,0 +1,161 @@
+"""Predicted vs observed find rates: is a storyteller's model of its listeners calibrated?
+
+For every storyteller turn of a player whose agent predicts find probabilities (``ambiguity``,
+``pragmatic``, ``calibrated``: agents with a ``predicted_find`` method), the agent is rebuilt
+from its spec and asked what it predicted for the (card, clue) it told, given its hand and the
+round; the observed find rate of the turn is the share of listeners who voted for the card.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dixit_lab.core.agent import GameContext, make_agent
+from dixit_lab.core.cards import load_deck
+from dixit_lab.core.rules import RuleSet
+from dixit_lab.records.format import GameRecord, player_names
+
+__all__ = ["PredictionCache", "calibration_bins", "find_rate_table", "predicted_finds",
+           "turn_predictions"]
+
+
+class PredictionCache:
+    """The storytellers rebuilt to ask them their predictions, by (spec, deck, players,
+    rules); None for a spec whose agent predicts nothing."""
+
+    def __init__(self) -> None:
+        self.agents: dict[tuple[Any, ...], Any] = {}
+        self.decks: dict[str, Any] = {}
+
+    def agent(self, spec: str, deck: str, n_players: int, rules: RuleSet) -> Any:
+        key = (spec, deck, n_players, rules)
+        if key not in self.agents:
+            agent: Any = make_agent(spec)
+            if callable(getattr(agent, "predicted_find", None)):
+                if deck not in self.decks:
+                    self.decks[deck] = load_deck(deck)
+                agent.begin_game(GameContext(0, n_players, rules, self.decks[deck]))
+            else:
+                agent = None
+            self.agents[key] = agent
+        return self.agents[key]
+
+
+def predicted_finds(batch: Any, cache: PredictionCache) -> np.ndarray:
+    """(R,) each round's predicted find rate of its storyteller (NaN where its agent has no
+    model, its hand was not recorded, or its clue is outside its bank), for a
+    :class:`~dixit_lab.records.batches.GameBatch`."""
+    import pyarrow.compute as pc
+
+    from dixit_lab.records.batches import rule_sets
+
+    predicted = np.full(batch.rounds, np.nan)
+    if not batch.rounds:
+        return predicted
+    n = batch.n
+    spec_codes = pc.dictionary_encode(batch.agents)
+    specs = spec_codes.dictionary.to_pylist()
+    teller_spec = np.asarray(spec_codes.indices)[batch.round_game * n + batch.storyteller]
+    decks = batch.deck.to_numpy(zero_copy_only=False)
+    rules = rule_sets(batch.rule_options)
+    rule_of_game = np.array([list(rules).index(text) for text in batch.rule_options])
+    hand_sizes = pc.list_value_length(batch.hands).to_numpy(zero_copy_only=False)
+    clues = batch.clue.to_pylist()
+    groups = teller_spec * len(rules) + rule_of_game[batch.round_game]
+    for deck in np.unique(decks):
+        in_deck = decks[batch.round_game] == deck
+        for group in np.unique(groups[in_deck]):
+            spec = specs[group // len(rules)]
+            rule_set = list(rules.values())[group % len(rules)]
+            rows = np.flatnonzero(in_deck & (groups == group) & (hand_sizes > 0))
+            if not len(rows):
+                continue
+            agent = cache.agent(spec, str(deck), n, rule_set)
+            if agent is None:
+                continue
+            turn_clues = [clues[i] for i in rows]
+            cards = batch.storyteller_card[rows]
+            rounds = batch.round_number[rows]
+            many = getattr(agent, "predicted_finds", None)
+            if callable(many):
+                predicted[rows] = many(cards, turn_clues, rounds)
+                continue
+            hands = batch.hands.take(rows).to_pylist()
+            for slot, (row, hand) in enumerate(zip(rows, hands, strict=True)):
+                with contextlib.suppress(KeyError):  # a fallback clue outside the bank
+                    predicted[row] = agent.predicted_find(hand, int(cards[slot]),
+                                                          turn_clues[slot], int(rounds[slot]))
+    return predicted
+
+
+def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
+    """One row per storyteller turn: game, round, player, agent, voters, finders,
+    ``observed`` (finders / voters) and ``predicted`` (NaN for agents without a model)."""
+    agents: dict[tuple[Any, ...], Any] = {}
+    rows = []
+    for game, record in enumerate(records):
+        names = player_names(record)
+        rules = RuleSet(**record.rule_options)
+        for index, rnd in enumerate(record.rounds):
+            seat = rnd.storyteller
+            spec = record.agents[seat]
+            voters = record.n_players - 1
+            finders = len(rnd.finders)
+            predicted = float("nan")
+            key = (spec, record.deck, record.n_players, rules)
+            agent = agents.get(key)
+            if agent is None:
+                agent = make_agent(spec)
+                if callable(getattr(agent, "predicted_find", None)):
+                    agent.begin_game(GameContext(seat, record.n_players, rules,
+                                                 load_deck(record.deck)))
+                agents[key] = agent
+            predict = getattr(agent, "predicted_find", None)
+            if callable(predict) and rnd.storyteller_hand:
+                with contextlib.suppress(KeyError):  # a fallback clue outside the bank
+                    predicted = predict(list(rnd.storyteller_hand), rnd.storyteller_card,
+                                        rnd.clue, index)
+            rows.append({"game": record.meta.get("game", game), "round": index,
+                         "player": names[seat], "agent": spec, "voters": voters,
+                         "finders": finders, "observed": finders / voters,
+                         "predicted": predicted})
+    return pd.DataFrame(rows)
+
+
+def find_rate_table(turns: pd.DataFrame) -> pd.DataFrame:
+    """Per player: mean predicted and observed find rate over its storyteller turns, with a
+    95% interval for the observed rate clustered by game (Wilson at the effective sample
+    size: it stays in [0, 1])."""
+    from dixit_lab.stats.intervals import bounded_mean_interval
+
+    rows = []
+    for player, group in turns.groupby("player", sort=False):
+        mean, low, high = bounded_mean_interval(group["observed"].to_numpy(float),
+                                                group["game"].to_numpy())
+        predicted = group["predicted"].to_numpy(float)
+        rows.append({"player": player,
+                     "observed_find_rate": mean,
+                     "observed_find_rate_ci_low": low,
+                     "observed_find_rate_ci_high": high,
+                     "predicted_find_rate": (float(np.nanmean(predicted))
+                                             if np.isfinite(predicted).any() else float("nan"))})
+    return pd.DataFrame(rows)
+
+
+def calibration_bins(turns: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
+    """Turns with a prediction, binned by predicted find rate: mean predicted, mean observed
+    and the number of turns per bin and player."""
+    known = turns[np.isfinite(turns["predicted"].to_numpy(float))]
+    if known.empty:
+        return pd.DataFrame(columns=["player", "bin", "predicted", "observed", "turns"])
+    edges = np.linspace(0, 1, bins + 1)
+    labelled = known.assign(bin=np.clip(np.digitize(known["predicted"], edges) - 1, 0,
+                                        bins - 1))
+    grouped = labelled.groupby(["player", "bin"], sort=True)
+    return grouped.agg(predicted=("predicted", "mean"), observed=("observed", "mean"),
+                       turns=("observed", "size")).reset_index()

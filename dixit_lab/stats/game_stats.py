@@ -1,0 +1,285 @@
+"""Everything the tables of a results folder need, as sums that add up batch by batch.
+
+:func:`batch_stats` summarises one :class:`~dixit_lab.records.batches.GameBatch` into a small
+JSON-able :class:`GameStats` (per player name: the :class:`~dixit_lab.stats.intervals.ClusterSums`
+of every metric, counts, fault kinds, find-rate sums; per game only what the ratings need,
+a few bytes); :meth:`GameStats.add` merges them in game order. The tables are computed from
+the merged sums (:mod:`dixit_lab.stats.tables`), so a million games take the memory of a
+batch, and the workers that played a chunk can summarise it where it is.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dixit_lab.records.batches import OUTCOME_NAMES, GameBatch
+from dixit_lab.stats.intervals import ClusterSums
+
+__all__ = ["METRIC_SUMS", "GameStats", "batch_stats"]
+
+#: the metrics summed as ClusterSums, and what their clusters are
+METRIC_SUMS: tuple[str, ...] = (
+    "win_share", "points_per_game", *(f"{o}_rate" for o in OUTCOME_NAMES),
+    "storyteller_points_per_turn", "listener_accuracy", "decoy_votes_per_turn",
+    "observed_find_rate")
+_COUNTS = ("seats", "games", "storyteller_turns", "listener_turns", "faults", "share_sum",
+           "predicted_sum", "predicted_turns", "unperceived")
+_BINS = 10
+
+
+def _sums(keys: np.ndarray, values: np.ndarray, n_players: int) -> np.ndarray:
+    """(P, 6) ClusterSums per player of ``values`` whose cluster and player are encoded in
+    ``keys = cluster * P + player`` (clusters numbered from 0 within the batch)."""
+    width = int(keys.max()) + 1 if len(keys) else 0
+    if width > 8 * len(keys) + 1024:  # sparse keys (many names): group by sorting
+        unique, keys = np.unique(keys, return_inverse=True)
+        width = len(unique)
+    else:
+        unique = None
+    totals = np.bincount(keys, weights=values, minlength=width)
+    sizes = np.bincount(keys, minlength=width).astype(np.float64)
+    used = np.flatnonzero(sizes)
+    player = (used if unique is None else unique[used]) % n_players
+    out = np.zeros((n_players, 6))
+    out[:, 0] = np.bincount(player, weights=sizes[used], minlength=n_players)
+    out[:, 1] = np.bincount(player, weights=totals[used], minlength=n_players)
+    out[:, 2] = np.bincount(player, minlength=n_players)
+    out[:, 3] = np.bincount(player, weights=totals[used] ** 2, minlength=n_players)
+    out[:, 4] = np.bincount(player, weights=totals[used] * sizes[used], minlength=n_players)
+    out[:, 5] = np.bincount(player, weights=sizes[used] ** 2, minlength=n_players)
+    return out
+
+
+@dataclass
+class PlayerStats:
+    """One player name's sums."""
+
+    counts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(_COUNTS, 0.0))
+    sums: dict[str, ClusterSums] = field(
+        default_factory=lambda: {name: ClusterSums() for name in METRIC_SUMS})
+    specs: list[str] = field(default_factory=list)
+    fault_kinds: dict[str, int] = field(default_factory=dict)
+    bins: np.ndarray = field(default_factory=lambda: np.zeros((_BINS, 3)))
+    told: bool = False  # told at least once (a row of the find-rate table)
+
+    def add(self, other: PlayerStats) -> None:
+        for key, value in other.counts.items():
+            self.counts[key] += value
+        for key, sums in other.sums.items():
+            self.sums[key] = self.sums[key].plus(sums)
+        self.specs.extend(spec for spec in other.specs if spec not in self.specs)
+        for kind, count in other.fault_kinds.items():
+            self.fault_kinds[kind] = self.fault_kinds.get(kind, 0) + count
+        self.bins = self.bins + other.bins
+        self.told = self.told or other.told
+
+    def to_json(self) -> dict[str, Any]:
+        return {"counts": self.counts, "sums": {k: list(v) for k, v in self.sums.items()},
+                "specs": self.specs, "fault_kinds": self.fault_kinds,
+                "bins": self.bins.tolist(), "told": self.told}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PlayerStats:
+        return cls({**dict.fromkeys(_COUNTS, 0.0), **data["counts"]},
+                   {k: ClusterSums(*v) for k, v in data["sums"].items()},
+                   list(data["specs"]), dict(data["fault_kinds"]),
+                   np.asarray(data["bins"], dtype=np.float64).reshape(_BINS, 3),
+                   bool(data["told"]))
+
+
+@dataclass
+class GameStats:
+    """The sums of some games (see the module docstring); ``add`` the next games' in order."""
+
+    games: int = 0
+    rounds_total: int = 0
+    rounds_min: int | None = None
+    rounds_max: int | None = None
+    faults: int = 0
+    end_reasons: dict[str, int] = field(default_factory=dict)
+    sizes: list[int] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+    decks: list[str] = field(default_factory=list)
+    players: dict[str, PlayerStats] = field(default_factory=dict)
+    #: per game, for the ratings: its seats' player names (indices into ``rating_names``)
+    #: and final scores, by table size
+    rating_names: list[str] = field(default_factory=list)
+    rating_games: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+
+    def add(self, other: GameStats) -> None:
+        self.games += other.games
+        self.rounds_total += other.rounds_total
+        self.rounds_min = _opt(min, self.rounds_min, other.rounds_min)
+        self.rounds_max = _opt(max, self.rounds_max, other.rounds_max)
+        self.faults += other.faults
+        for key, value in other.end_reasons.items():
+            self.end_reasons[key] = self.end_reasons.get(key, 0) + value
+        self.sizes.extend(x for x in other.sizes if x not in self.sizes)
+        self.rules.extend(x for x in other.rules if x not in self.rules)
+        self.decks.extend(x for x in other.decks if x not in self.decks)
+        for name, stats in other.players.items():
+            self.players.setdefault(name, PlayerStats()).add(stats)
+        codes = {name: self._rating_code(name) for name in other.rating_names}
+        lookup = np.array([codes[name] for name in other.rating_names], dtype=np.int32)
+        for names, scores in other.rating_games:
+            self.rating_games.append((lookup[names] if len(lookup) else names, scores))
+
+    def _rating_code(self, name: str) -> int:
+        if name not in self.rating_names:
+            self.rating_names.append(name)
+        return self.rating_names.index(name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"games": self.games, "rounds_total": self.rounds_total,
+                "rounds_min": self.rounds_min, "rounds_max": self.rounds_max,
+                "faults": self.faults, "end_reasons": self.end_reasons, "sizes": self.sizes,
+                "rules": self.rules, "decks": self.decks,
+                "players": {k: v.to_json() for k, v in self.players.items()},
+                "rating_names": self.rating_names,
+                "rating_games": [[_pack(names), _pack(scores)]
+                                 for names, scores in self.rating_games]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameStats:
+        return cls(int(data["games"]), int(data["rounds_total"]), data["rounds_min"],
+                   data["rounds_max"], int(data["faults"]), dict(data["end_reasons"]),
+                   list(data["sizes"]), list(data["rules"]), list(data["decks"]),
+                   {k: PlayerStats.from_json(v) for k, v in data["players"].items()},
+                   list(data["rating_names"]),
+                   [(_unpack(a), _unpack(b)) for a, b in data["rating_games"]])
+
+
+def _opt(pick: Any, a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else pick(a, b)
+
+
+def _pack(array: np.ndarray) -> list[Any]:
+    return [array.dtype.str, list(array.shape), base64.b64encode(array.tobytes()).decode()]
+
+
+def _unpack(packed: list[Any]) -> np.ndarray:
+    dtype, shape, text = packed
+    return np.frombuffer(base64.b64decode(text), dtype=dtype).reshape(shape).copy()
+
+
+def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameStats:
+    """The sums of one batch; ``predicted`` is each round's predicted find rate of its
+    storyteller (NaN where it has no model; see :mod:`dixit_lab.stats.find_rates`)."""
+    import pyarrow.compute as pc
+
+    n, g, r = batch.n, batch.games, batch.rounds
+    codes, names = batch.player_codes
+    p = len(names)
+    seat_code = codes.reshape(g, n)
+    stats = GameStats(games=g, rounds_total=r, faults=len(batch.fault_round),
+                      sizes=[n] if g else [])
+    per_game = np.bincount(batch.round_game, minlength=g)
+    if g:
+        stats.rounds_min, stats.rounds_max = int(per_game.min()), int(per_game.max())
+    for key, value in zip(*_counts(batch.end_reason), strict=True):
+        stats.end_reasons[key] = value
+    stats.rules = list(dict.fromkeys(pc.unique(batch.rules).to_pylist()))
+    stats.decks = list(dict.fromkeys(pc.unique(batch.deck).to_pylist()))
+
+    def count(keys: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        return np.bincount(keys, weights=weights, minlength=p).astype(np.float64)
+
+    metric: dict[str, np.ndarray] = {}
+    won = np.zeros((g, n), dtype=bool)
+    won[batch.winner_game, batch.winner_seat] = True
+    winners = np.bincount(batch.winner_game, minlength=g)
+    share = np.where(won, 1.0 / np.maximum(winners, 1)[:, None], 0.0)
+    game_seat = (np.arange(g)[:, None] * p + seat_code).ravel()
+    game_share = np.bincount(game_seat, weights=share.ravel(), minlength=g * p)
+    present = np.bincount(game_seat, minlength=g * p) > 0
+    present_keys = np.flatnonzero(present)
+    metric["win_share"] = _sums(np.arange(len(present_keys)) * p + present_keys % p,
+                                np.clip(game_share[present_keys], 0.0, 1.0), p)
+    metric["points_per_game"] = _sums(game_seat, batch.final_scores.ravel().astype(float),
+                                      p)
+    teller = seat_code[batch.round_game, batch.storyteller]
+    told_keys = batch.round_game * p + teller
+    for code, outcome in enumerate(OUTCOME_NAMES):
+        metric[f"{outcome}_rate"] = _sums(told_keys, (batch.outcome_codes == code).astype(
+            float), p)
+    rows = np.arange(r)
+    metric["storyteller_points_per_turn"] = _sums(
+        told_keys, batch.points[rows, batch.storyteller].astype(float), p)
+    observed = batch.n_finders / max(n - 1, 1)
+    metric["observed_find_rate"] = _sums(told_keys, observed, p)
+    listener = ~batch.is_storyteller
+    round_of, seat_of = np.nonzero(listener)
+    listener_code = seat_code[batch.round_game[round_of], seat_of]
+    metric["listener_accuracy"] = _sums(round_of * p + listener_code,
+                                        batch.found[round_of, seat_of].astype(float),
+                                        p)
+    metric["decoy_votes_per_turn"] = _sums(
+        batch.round_game[round_of] * p + listener_code,
+        batch.votes_received[round_of, seat_of].astype(float), p)
+
+    counts = {
+        "seats": count(codes), "games": count(present_keys % p),
+        "storyteller_turns": count(teller), "listener_turns": count(listener_code),
+        "faults": count(seat_code[batch.round_game].ravel(), batch.faults.ravel()),
+        "unperceived": count(seat_code[batch.round_game].ravel(), batch.unperceived.ravel()),
+        "share_sum": count(codes, share.ravel()),
+    }
+    if predicted is None:
+        predicted = np.full(r, np.nan)
+    finite = np.isfinite(predicted)
+    counts["predicted_sum"] = count(teller[finite], predicted[finite])
+    counts["predicted_turns"] = count(teller[finite])
+    bins = np.clip(np.digitize(predicted[finite], np.linspace(0, 1, _BINS + 1)) - 1, 0,
+                   _BINS - 1)
+    bin_keys = teller[finite] * _BINS + bins
+    binned = [np.bincount(bin_keys, weights=w, minlength=p * _BINS).reshape(p, _BINS)
+              for w in (predicted[finite], observed[finite], np.ones(int(finite.sum())))]
+    kinds = _fault_kinds(batch, seat_code, p)
+    spec_pairs = _specs(batch, codes, p)
+    told = count(teller) > 0
+    for code, name in enumerate(names):
+        stats.players[name] = PlayerStats(
+            {key: float(values[code]) for key, values in counts.items()},
+            {key: ClusterSums(*map(float, values[code])) for key, values in metric.items()},
+            spec_pairs[code], kinds[code], np.stack([b[code] for b in binned], axis=1),
+            bool(told[code]))
+    stats.rating_names = names
+    small = np.int16 if p < 2**15 and batch.final_scores.max(initial=0) < 2**15 else np.int32
+    stats.rating_games = [(seat_code.astype(small), batch.final_scores.astype(small))]
+    return stats
+
+
+def _counts(values: Any) -> tuple[list[str], list[int]]:
+    import pyarrow.compute as pc
+
+    counted = pc.value_counts(values).to_pylist()
+    return [row["values"] for row in counted], [int(row["counts"]) for row in counted]
+
+
+def _fault_kinds(batch: GameBatch, seat_code: np.ndarray, p: int) -> list[dict[str, int]]:
+    kinds: list[dict[str, int]] = [{} for _ in range(p)]
+    if not len(batch.fault_round):
+        return kinds
+    players = seat_code[batch.round_game[batch.fault_round], batch.fault_seat]
+    for code, kind in zip(players.tolist(), batch.fault_kinds.to_pylist(), strict=True):
+        kinds[code][kind] = kinds[code].get(kind, 0) + 1
+    return kinds
+
+
+def _specs(batch: GameBatch, codes: np.ndarray, p: int) -> list[list[str]]:
+    """Each player's agent specs in order of first appearance."""
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(batch.agents)
+    spec_codes = np.asarray(encoded.indices, dtype=np.int64)
+    specs = encoded.dictionary.to_pylist()
+    pairs = codes * len(specs) + spec_codes
+    _, first = np.unique(pairs, return_index=True)
+    out: list[list[str]] = [[] for _ in range(p)]
+    for position in np.sort(first):
+        out[int(codes[position])].append(str(specs[int(spec_codes[position])]))
+    return out

@@ -1,0 +1,86 @@
+"""Paired differences between neighbouring points of a sweep: ``sweep_pairs.csv``.
+
+Every point of a sweep keeps the experiment seed, so game ``i`` of one point is played on the
+same deal, with the same seating, as game ``i`` of the next. The difference of a metric
+between two neighbouring points is therefore best estimated game by game: the luck of the
+deal cancels, and the interval is narrower than the two points' own intervals suggest. For
+each player whose agent changes along the sweep (all players if none does) and each metric
+of :data:`PAIRED_METRICS`, this gives the mean of (next point − previous point) over the
+games both played, with a paired t interval and p-value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from dixit_lab.records.files import find_records
+from dixit_lab.records.format import read_jsonl
+from dixit_lab.stats.catalogue import per_game_metrics
+from dixit_lab.stats.intervals import paired_difference
+
+__all__ = ["PAIRED_METRICS", "neighbour_differences", "sweep_pairs_section"]
+
+PAIRED_METRICS = ("storyteller_points_per_turn", "points_per_game")
+
+
+def _per_game(folder: Path, players: Sequence[str], metric: str) -> dict[str, dict[int, float]]:
+    values: dict[str, dict[int, float]] = {player: {} for player in players}
+    for record in read_jsonl(folder):
+        game = int(record.meta.get("game", -1))
+        for player in players:
+            value = per_game_metrics()[metric](record, player)
+            if value is not None:
+                values[player][game] = value
+    return values
+
+
+def neighbour_differences(sweep_dir: Path, sweep: pd.DataFrame, paths: Sequence[str],
+                          players: Sequence[str]) -> pd.DataFrame:
+    """One row per (neighbouring points, player, metric): ``from_point, to_point``, the swept
+    values of both, ``player, metric, difference, ci_low, ci_high, p_value, games``."""
+    folders = [Path(sweep_dir) / str(f) for f in sweep["folder"]]
+    per_point = [{m: _per_game(f, players, m) for m in PAIRED_METRICS} if
+                 find_records(f) is not None else None for f in folders]
+    rows = []
+    for i in range(len(folders) - 1):
+        before, after = per_point[i], per_point[i + 1]
+        if before is None or after is None:
+            continue
+        for player in players:
+            for metric in PAIRED_METRICS:
+                a, b = after[metric][player], before[metric][player]
+                common = sorted(set(a) & set(b))
+                result = paired_difference([a[g] for g in common], [b[g] for g in common])
+                rows.append({"from_point": sweep["point"].iloc[i],
+                             "to_point": sweep["point"].iloc[i + 1],
+                             **{f"from {p}": sweep[p].iloc[i] for p in paths},
+                             **{f"to {p}": sweep[p].iloc[i + 1] for p in paths},
+                             "player": player, "metric": metric,
+                             "difference": result.mean, "ci_low": result.low,
+                             "ci_high": result.high, "p_value": result.p_value,
+                             "games": result.pairs})
+    return pd.DataFrame(rows)
+
+
+def sweep_pairs_section(pairs: pd.DataFrame, paths: Sequence[str]) -> list[str]:
+    """Markdown for the storyteller-points rows of :func:`neighbour_differences`."""
+    shown = pairs[pairs["metric"] == "storyteller_points_per_turn"] if len(pairs) else pairs
+    shown = shown[shown["games"] > 0] if len(shown) else shown
+    if shown.empty:
+        return []
+    lines = ["## Neighbouring points, paired by game", "",
+             "Change in storyteller points per turn from one point to the next, game by game "
+             "(both points play the same deals and seats, so the luck of the deal cancels): "
+             "mean difference with a 95% paired t interval. Points per game as well in "
+             "[sweep_pairs.csv](sweep_pairs.csv).", "",
+             "| from | to | player | difference [95% CI] | p | games |",
+             "|---|---|---|---|---|---|"]
+    for _, row in shown.iterrows():
+        step = [", ".join(str(row[f"{end} {p}"]) for p in paths) for end in ("from", "to")]
+        lines.append(f"| {step[0]} | {step[1]} | {row['player']} | {row['difference']:+.3f} "
+                     f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}] | {row['p_value']:.3g} | "
+                     f"{int(row['games'])} |")
+    return [*lines, ""]

@@ -1,0 +1,70 @@
+"""Game records: lossless JSON Lines round trip and the tidy DataFrame."""
+
+from __future__ import annotations
+
+import pytest
+
+from dixit_lab.core.agent import make_agent
+from dixit_lab.core.cards import Deck
+from dixit_lab.core.rules import get_rules
+from dixit_lab.core.seeding import game_seed
+from dixit_lab.engine.game import play_game
+from dixit_lab.records.format import GameRecord, read_jsonl, write_jsonl
+from dixit_lab.stats.metrics import games_to_frame
+from tests.engine.test_game import Cheater
+
+
+def _records(n_games=6):
+    deck = Deck.numbered(84)
+    records = []
+    for i in range(n_games):
+        agents = [make_agent("random") for _ in range(4)]
+        if i % 2:
+            agents[2] = Cheater("vote_own")
+        records.append(play_game(agents, get_rules(["classic", "quest", "refresh"][i % 3]),
+                                 deck, game_seed(5, i), on_illegal="fallback",
+                                 meta={"game": i}))
+    return records
+
+
+def test_jsonl_round_trip_is_lossless(tmp_path):
+    records = _records()
+    path = tmp_path / "games.jsonl"
+    assert write_jsonl(records, path) == len(records)
+    back = list(read_jsonl(path))
+    assert back == records
+    assert path.read_text().splitlines() == [r.to_json() for r in records]
+    assert any(r.faults for rec in back for r in rec.rounds)
+    assert back[3].spawn_key == (3,) and back[3].seed == 5
+
+
+def test_bad_line_names_file_and_line(tmp_path):
+    path = tmp_path / "games.jsonl"
+    path.write_text(_records(1)[0].to_json() + "\n{\"seed\": 1}\n")
+    with pytest.raises(ValueError, match=r"games.jsonl, line 2: not a game record"):
+        list(read_jsonl(path))
+
+
+def test_frame_has_one_row_per_seat_per_round():
+    records = _records(3)
+    frame = games_to_frame(records)
+    assert len(frame) == sum(len(r.rounds) * r.n_players for r in records)
+    first = records[0].rounds[0]
+    rows = frame[(frame.game == 0) & (frame["round"] == 0)]
+    assert list(rows.points) == list(first.points)
+    teller = rows[rows.role == "storyteller"]
+    assert list(teller.seat) == [first.storyteller]
+    assert teller.found.isna().all()
+    listeners = rows[rows.role == "listener"]
+    target = first.display.index(first.storyteller_card)
+    assert list(listeners.found) == [first.votes[s] == target for s in listeners.seat]
+    assert set(frame.outcome) <= {"some_found", "all_found", "none_found"}
+
+
+def test_record_properties():
+    record = _records(1)[0]
+    assert record.n_players == 4
+    for rnd in record.rounds:
+        target = rnd.display.index(rnd.storyteller_card)
+        assert rnd.finders == tuple(s for s, v in enumerate(rnd.votes) if v == target)
+    assert GameRecord.from_json(record.to_json()) == record

@@ -1,0 +1,115 @@
+"""Running experiments: results folders, determinism across workers, resume after a kill."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dixit_lab.records.format import read_jsonl
+from dixit_lab.run.experiment import ConfigError, parse_config
+from dixit_lab.run.runner import run_experiment
+from tests.games_files import games_text, games_text_of, has_games
+
+CONFIG = {
+    "name": "runner-test",
+    "seed": 5,
+    "rules": "classic",
+    "deck": "dreams",
+    "players": ["literal", "softmax", {"agent": "ambiguity", "params": {"target": 0.4}},
+                "random"],
+    "games": 40,
+    "schedule": {"kind": "rotation"},
+    "executor": {"kind": "process", "chunk_size": 3},
+}
+
+
+def run(tmp_path: Path, name: str, **kwargs) -> Path:
+    folder = tmp_path / name
+    run_experiment(parse_config(CONFIG), folder, show_progress=False, write_outputs=False,
+                   **kwargs)
+    return folder
+
+
+def test_same_games_for_any_number_of_workers(tmp_path):
+    one = run(tmp_path, "one", executor="local")
+    two = run(tmp_path, "two", workers=2)
+    small_chunks = run(tmp_path, "chunks", workers=2, chunk_size=1)
+    text = games_text(one)
+    assert text == games_text(two)
+    assert text == games_text(small_chunks)
+    records = list(read_jsonl(one))
+    assert [r.meta["game"] for r in records] == list(range(40))
+    assert not (one / "parts").exists()
+    header = yaml.safe_load((one / "config.yaml").read_text())
+    assert header["experiment"]["players"][2]["spec"] == "ambiguity(target=0.4)"
+    assert "dixit_lab_version" in header and "git_commit" in header
+
+
+def test_rerun_of_a_finished_run_plays_nothing(tmp_path):
+    folder = run(tmp_path, "done", executor="local")
+    before = games_text(folder)
+    result = run_experiment(parse_config(CONFIG), folder, show_progress=False,
+                            write_outputs=False, executor="local")
+    assert result.played == 0 and games_text(folder) == before
+
+
+def test_partial_parts_are_resumed(tmp_path):
+    complete = run(tmp_path, "complete", executor="local")
+    lines = games_text(complete).splitlines()
+    folder = tmp_path / "partial"
+    (folder / "parts").mkdir(parents=True)
+    (folder / "parts" / "games-0000000-0000009.jsonl").write_text("\n".join(lines[:10]) + "\n")
+    (folder / "parts" / "games-0000020-0000024.jsonl").write_text("\n".join(lines[20:25]) + "\n")
+    result = run_experiment(parse_config(CONFIG), folder, show_progress=False,
+                            write_outputs=False, executor="local")
+    assert result.played == 25
+    assert games_text(folder).splitlines() == lines
+
+
+def test_a_folder_of_another_experiment_is_refused(tmp_path):
+    folder = run(tmp_path, "first", executor="local")
+    other = parse_config({**CONFIG, "seed": 6})
+    with pytest.raises(ConfigError, match="different experiment .*changed: seed"):
+        run_experiment(other, folder, show_progress=False, write_outputs=False)
+    # the executor is not part of the experiment: changing it resumes happily
+    run_experiment(parse_config({**CONFIG, "executor": {"kind": "local"}}), folder,
+                   show_progress=False, write_outputs=False)
+
+
+def test_a_killed_run_resumes_and_plays_only_the_missing_games(tmp_path):
+    config = {**CONFIG, "games": 600, "executor": {"kind": "process", "workers": 2,
+                                                   "chunk_size": 10}}
+    path = tmp_path / "kill.yaml"
+    path.write_text(yaml.safe_dump(config))
+    folder = tmp_path / "killed"
+    env = {**os.environ, "DIXIT_LAB_PROGRESS": "0"}
+    command = [sys.executable, "-m", "dixit_lab.cli", "run", str(path), "--out", str(folder),
+               "--quiet"]
+    process = subprocess.Popen(command, env=env, start_new_session=True)
+    deadline = time.time() + 240  # generous: a loaded machine is slow to start the pool
+    while time.time() < deadline:
+        parts = list((folder / "parts").glob("games-*")) if (folder / "parts").exists() else []
+        if len(parts) >= 3:
+            break
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    saved = sum(len(games_text_of(p).splitlines()) for p in (folder / "parts").glob("games-*")
+                if not p.name.startswith("."))
+    assert 0 < saved < 600, "the run should have been killed part-way"
+    assert not has_games(folder)
+    result = run_experiment(parse_config(config), folder, show_progress=False,
+                            write_outputs=False)
+    assert result.played == 600 - saved
+    fresh = run_experiment(parse_config(config), tmp_path / "fresh", show_progress=False,
+                           write_outputs=False)
+    assert fresh.played == 600
+    fresh_bytes = games_text(tmp_path / "fresh")
+    assert games_text(folder) == fresh_bytes

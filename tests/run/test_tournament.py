@@ -1,0 +1,70 @@
+"""Schedules: seat balance, duplicate deals, sampled tables; chunks are order-free."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from dixit_lab.core.rules import get_rules
+from dixit_lab.run.executors import chunked, run_chunks
+from dixit_lab.run.tournament import GameFailed, TableSetup, play_chunk, schedule_games
+
+
+def test_rotation_puts_every_player_in_every_seat_equally():
+    specs = schedule_games("rotation", 5, 5, 50, seed=1)
+    counts = Counter((spec.seats[seat], seat) for spec in specs for seat in range(5))
+    assert set(counts.values()) == {10}
+    assert len({spec.deal for spec in specs}) == 50
+
+
+def test_duplicate_replays_each_deal_with_seats_rotated():
+    specs = schedule_games("duplicate", 4, 4, 12, seed=1)
+    by_deal: dict[int, list] = {}
+    for spec in specs:
+        by_deal.setdefault(spec.deal, []).append(spec.seats)
+    assert len(by_deal) == 3
+    for seatings in by_deal.values():
+        assert len(seatings) == 4
+        for seat in range(4):  # over one deal each player sits in each seat once
+            assert sorted(s[seat] for s in seatings) == [0, 1, 2, 3]
+
+
+def test_sampled_tables_are_seeded_subsets():
+    specs = schedule_games("sampled", 8, 5, 200, seed=4)
+    assert all(len(set(s.seats)) == 5 and max(s.seats) < 8 for s in specs)
+    assert specs == schedule_games("sampled", 8, 5, 200, seed=4)
+    assert specs != schedule_games("sampled", 8, 5, 200, seed=5)
+    appearances = Counter(seat for spec in specs for seat in spec.seats)
+    assert min(appearances.values()) > 80  # each of 8 plays about 125 of 200 games
+
+
+def test_bad_schedules():
+    with pytest.raises(ValueError, match="needs the pool"):
+        schedule_games("rotation", 6, 5, 10, 0)
+    with pytest.raises(ValueError, match="unknown schedule"):
+        schedule_games("league", 5, 5, 10, 0)
+
+
+SETUP = TableSetup(seed=9, rules=get_rules("classic"), deck="numbered-84",
+                   names=("a", "b", "c", "d"), specs=("random",) * 4, on_illegal="raise",
+                   engine="reference")
+
+
+def test_results_do_not_depend_on_chunking_or_workers():
+    specs = schedule_games("rotation", 4, 4, 24, seed=9)
+    one = dict(line for chunk in run_chunks(SETUP, chunked(specs, 24), "local")
+               for line in chunk)
+    many = dict(line for chunk in run_chunks(SETUP, chunked(specs, 5), "process", 2)
+                for line in chunk)
+    reversed_order = dict(play_chunk(SETUP, list(reversed(specs))))
+    assert one == many == reversed_order
+    assert len(one) == 24
+
+
+def test_a_failing_game_is_named():
+    setup = TableSetup(seed=9, rules=get_rules("classic"), deck="numbered-84",
+                       names=("a", "b", "c", "d"), specs=("literal",) * 4, on_illegal="raise",
+                       engine="reference")
+    with pytest.raises(GameFailed, match=r"game 0 \(players \['a', 'b', 'c', 'd'\]\).*has none"):
+        play_chunk(setup, schedule_games("rotation", 4, 4, 1, seed=9))
