@@ -21,8 +21,8 @@ __all__ = ["DECK_PLAYED", "ENGINE_PLAYED", "Played", "deck_played", "folder_deck
 
 #: the key of config.yaml's header (next to the version) that records the deck played
 DECK_PLAYED = "deck_played"
-#: the key that records the engine that played the games and why (``{"engine": "batched" or
-#: "reference", "why": ...}``), for the report
+#: the key that records the engine that played the games and why (``{"engine": "reference",
+#: "batched" or "compiled", "why": ...}``), for the report
 ENGINE_PLAYED = "engine_played"
 
 
@@ -37,7 +37,7 @@ def read_header(folder: Path) -> dict[str, Any]:
     path = folder / "config.yaml"
     if not path.is_file():
         raise ConfigError(f"{path} is missing: is {folder} a results folder?")
-    header = read_yaml_file(path)
+    header = read_yaml_file(path, strict=False)  # written by yaml.safe_dump
     if not isinstance(header, dict) or not isinstance(header.get("experiment"), dict):
         raise ConfigError(f"{path}: no 'experiment' section; is {folder} a results folder?")
     return header
