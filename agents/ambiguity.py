@@ -15,8 +15,9 @@ class AmbiguityAgent(ModelStoryteller):
 
     For every card of its hand and every clue of the bank it predicts ``p``, the probability
     that one listener finds its card: the other players each submit a card for the clue
-    from a random hand of cards it has not seen (drawn by a softmax, or their best match with
-    ``decoys="best"``), and each listener votes by a softmax of similarities with temperature
+    from their hand (drawn by a softmax, or their best match with ``decoys="best"``), hands
+    whose cards follow the round's pool law (the cards that match clues well leave the hands
+    first), and each listener votes by a softmax of similarities with temperature
     ``temperature`` (see :mod:`dixit_lab.listener.model`). It
     tells the pair whose ``p`` is closest to ``target`` (0 = nobody should find it, 1 =
     everybody), preferring, among near ties, the clue most similar to its card. As a listener
@@ -34,5 +35,5 @@ class AmbiguityAgent(ModelStoryteller):
             raise ValueError(f"target must be in (0, 1), got {target}")
         self.target = target
 
-    def score_matrix(self) -> np.ndarray:
-        return -np.abs(self.model.find - np.float32(self.target))
+    def score_matrix(self, find: np.ndarray, variance: np.ndarray) -> np.ndarray:
+        return -np.abs(find - np.float32(self.target))

@@ -37,7 +37,7 @@ class CalibratedAgent(ModelStoryteller):
         self.fitted = FittedListener.load(model)
         super().__init__(self.fitted.temperature, embedder, clues)
         self.model_path = model
-        self._table_key: tuple[int, int, int] | None = None
+        self._table_key: tuple[int, int, object] | None = None
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
@@ -46,24 +46,27 @@ class CalibratedAgent(ModelStoryteller):
                              f"{self.fitted.embedder}, but this agent perceives through "
                              f"{self.space.embedder_id}")
         n, rules = context.n_players, context.rules
-        key = (id(self.space), n, rules.hand_size_for(n))
+        key = (id(self.space), n, rules)
         if key != self._table_key:
             self._table_key = key
-            self.table = FeatureTable(self.space, self.fitted.temperature,
-                                      rules.hand_size_for(n), rules.cards_per_player(n), n - 2)
-            self._precompute()
+            self.table = FeatureTable(self.space, self.fitted.temperature, rules, n)
+            self._base_logits: dict[int, np.ndarray] = {}
+            index = self.fitted.features.index("margin")
+            self.margin_weight = self.fitted.coef[index] / self.fitted.scale[index]
 
-    def _precompute(self) -> None:
-        """Split the fitted logit into a part that depends on the (card, clue) pair alone,
-        computed once for every pair, and the margin term, which depends on the hand."""
-        fitted, table = self.fitted, self.table
-        every = pair_features(table, range(len(self.space.deck)))
-        every["margin"] = np.zeros_like(every["similarity"])
-        self.base_logit = np.ascontiguousarray(fitted.logits(every))
-        index = fitted.features.index("margin")
-        self.margin_weight = fitted.coef[index] / fitted.scale[index]
+    def base_logit(self, round_index: int) -> np.ndarray:
+        """The part of the fitted logit that depends on the (card, clue) pair and the round
+        alone, for every pair (once per table of the listener model); the margin term, which
+        depends on the hand, is added per tell."""
+        key = self.table.model.position_key(round_index)
+        base = self._base_logits.get(key)
+        if base is None:
+            every = pair_features(self.table, range(len(self.space.deck)), round_index)
+            every["margin"] = np.zeros_like(every["similarity"])
+            base = self._base_logits[key] = np.ascontiguousarray(self.fitted.logits(every))
+        return base
 
-    def pair_scores(self, hand: list[int]) -> np.ndarray:
+    def pair_scores(self, hand: list[int], round_index: int) -> np.ndarray:
         similarity = self.table.similarity_by_card[hand]
         best_row = similarity.argmax(axis=0)
         columns = np.arange(similarity.shape[1])
@@ -72,17 +75,18 @@ class CalibratedAgent(ModelStoryteller):
         masked[best_row, columns] = -np.inf
         second = masked.max(axis=0)
         margin = similarity - np.where(similarity >= best, second, best)
-        logits = self.base_logit[hand] + self.margin_weight * margin
+        logits = self.base_logit(round_index)[hand] + self.margin_weight * margin
         p = 1.0 / (1.0 + np.exp(-logits))
         return expected_storyteller_points(p, self.voters, self.context.rules,
-                                           self.model.find_variance[hand])
+                                           self.model.variance_at(round_index)[hand])
 
     #: the fitted listener depends on the whole hand (the margin feature): no batched policy,
     #: and no prediction of many turns from their cards alone
     batch_policy = None
     predicted_finds = None  # type: ignore[assignment]
 
-    def predicted_find(self, hand: list[int], card: int, clue_text: str) -> float:
+    def predicted_find(self, hand: list[int], card: int, clue_text: str,
+                       round_index: int) -> float:
         clue = self.space.clue_index(clue_text)
-        features = pair_features(self.table, hand, clue)
+        features = pair_features(self.table, hand, round_index, clue)
         return float(self.fitted.probability(features)[list(hand).index(card)])

@@ -33,10 +33,12 @@ class ModelStoryteller(LiteralAgent):
     softmax of similarities with the same temperature, as the ``softmax`` population does)
     or ``"best"`` (their best match, as ``literal`` does).
 
-    When its scores depend on the (card, clue) pair alone (:meth:`score_matrix`), its tell is
-    :class:`ModelStorytellerPolicy`'s, for one game here and for many in the batched engine;
-    scores that depend on the hand or the game (:meth:`pair_scores`) are searched pair by
-    pair, and such an agent has no batched policy.
+    The listener model depends on the round (the hands lose the cards that match clues
+    well): its scores are per (pair, round). When they depend on the (card, clue) pair and
+    the round alone (:meth:`score_matrix`), its tell is :class:`ModelStorytellerPolicy`'s,
+    for one game here and for many in the batched engine (one policy per table of rounds,
+    :meth:`ModelStorytellerPolicy.at_round`); scores that depend on the hand or the game
+    (:meth:`pair_scores`) are searched pair by pair, and such an agent has no batched policy.
     """
 
     tolerance: float = 0.01
@@ -65,47 +67,66 @@ class ModelStoryteller(LiteralAgent):
             return
         self._shape = shape
         self.voters = n - 1
-        self.model = listener_model(self.space, self.temperature, rules.hand_size_for(n),
-                                    rules.cards_per_player(n), n - 2,
+        self.model = listener_model(self.space, self.temperature, rules, n,
                                     self.temperature if self.decoys == "softmax" else None)
         self.similarity_by_card = np.ascontiguousarray(self.space.similarity.T)
         self.new_table(context)
-        self.table_scores = self.score_matrix()
-        if self.table_scores is not None:
-            self.near_best = NearBest(self.table_scores, self.similarity_by_card,
-                                      self.tolerance)
-            self.decide = self.policy(ONE)
+        self._near_best: dict[int, NearBest] = {}
+        self._policies: dict[tuple[int, str], ModelStorytellerPolicy] = {}
+        self.table_based = self.score_matrix(self.model.find_at(0),
+                                             self.model.variance_at(0)) is not None
+        if self.table_based:
+            self.decide = self.policy_at(0, ONE)
 
     def new_table(self, context: GameContext) -> None:
         """Precompute what depends on the table shape (players, rules) and the space."""
 
-    def score_matrix(self) -> np.ndarray | None:
-        """(n_cards, n_clues) scores to maximise, when they do not depend on the rest of the
-        hand (computed once per table shape); else None and :meth:`pair_scores` is used."""
+    def score_matrix(self, find: np.ndarray, variance: np.ndarray) -> np.ndarray | None:
+        """(n_cards, n_clues) scores to maximise in a round whose listener model is ``find``
+        and ``variance`` (:meth:`ListenerModel.find_at`), when they do not depend on the rest
+        of the hand; else None and :meth:`pair_scores` is used."""
         return None
 
-    def pair_scores(self, hand: list[int]) -> np.ndarray:
-        """(len(hand), n_clues) scores of the pairs of this hand."""
-        if self.table_scores is None:
+    def near_best_at(self, round_index: int) -> NearBest:
+        """The indexed score table of round ``round_index`` (one per table of the model)."""
+        key = self.model.position_key(round_index)
+        near = self._near_best.get(key)
+        if near is None:
+            scores = self.score_matrix(self.model.find_at(round_index),
+                                       self.model.variance_at(round_index))
+            if scores is None:
+                raise ValueError(f"{type(self).__name__} has no score table")
+            near = self._near_best[key] = NearBest(scores, self.similarity_by_card,
+                                                   self.tolerance)
+        return near
+
+    def pair_scores(self, hand: list[int], round_index: int) -> np.ndarray:
+        """(len(hand), n_clues) scores of the pairs of this hand in round ``round_index``."""
+        scores = self.score_matrix(self.model.find_at(round_index),
+                                   self.model.variance_at(round_index))
+        if scores is None:
             raise NotImplementedError(f"{type(self).__name__} must define score_matrix or "
                                       f"pair_scores")
-        return self.table_scores[hand]
+        return scores[hand]
 
     def tell(self, view: TellView) -> Clue:
-        if self.table_scores is not None:
-            card, clue = self.decide.tell(view.hand, None)
+        if self.table_based:
+            card, clue = self.policy_at(view.round, ONE).tell(view.hand, None)
             return Clue(card, self.space.clues.texts[clue])
         hand = list(view.hand)  # scores that depend on the hand: every pair of it
-        row, clue = near_best(self.pair_scores(hand), self.similarity_by_card[hand],
+        row, clue = near_best(self.pair_scores(hand, view.round), self.similarity_by_card[hand],
                               self.tolerance)
         return Clue(hand[row], self.space.clues.texts[clue])
 
-    def predicted_find(self, hand: list[int], card: int, clue_text: str) -> float:
+    def predicted_find(self, hand: list[int], card: int, clue_text: str,
+                       round_index: int) -> float:
         """The model's probability that one listener finds ``card`` of ``hand`` after
-        ``clue_text`` (call after ``begin_game``, which fixes the table shape)."""
-        return float(self.model.find[card, self.space.clue_index(clue_text)])
+        ``clue_text`` in round ``round_index`` (call after ``begin_game``, which fixes the
+        table shape)."""
+        return float(self.model.find_at(round_index)[card, self.space.clue_index(clue_text)])
 
-    def predicted_finds(self, cards: np.ndarray, clue_texts: list[str]) -> np.ndarray:
+    def predicted_finds(self, cards: np.ndarray, clue_texts: list[str],
+                        rounds: np.ndarray) -> np.ndarray:
         """:meth:`predicted_find` of many turns at once (the hand does not matter to this
         model): NaN for a clue outside the bank (a fallback clue)."""
         rows = {}
@@ -115,18 +136,33 @@ class ModelStoryteller(LiteralAgent):
             except KeyError:
                 rows[text] = -1
         clues = np.array([rows[text] for text in clue_texts], dtype=np.int64)
-        found = self.model.find[cards, np.maximum(clues, 0)].astype(np.float64)
+        cards = np.asarray(cards, dtype=np.int64)
+        rounds = np.asarray(rounds, dtype=np.int64)
+        found = np.full(len(clues), np.nan)
+        keys = np.array([self.model.position_key(int(r)) for r in rounds], dtype=np.int64)
+        for key in np.unique(keys):
+            at = np.flatnonzero(keys == key)
+            table = self.model.find_at(int(rounds[at[0]]))
+            found[at] = table[cards[at], np.maximum(clues[at], 0)]
         return np.where(clues >= 0, found, np.nan)
 
-    def policy(self, on: Backend) -> ModelStorytellerPolicy:
-        """Its decisions on backend ``on`` (call after ``begin_game``)."""
-        return ModelStorytellerPolicy(self, on)
+    def policy(self, on: Backend, round_index: int = 0) -> ModelStorytellerPolicy:
+        """Its decisions on backend ``on`` in round ``round_index`` (after ``begin_game``)."""
+        return ModelStorytellerPolicy(self, on, round_index)
+
+    def policy_at(self, round_index: int, on: Backend) -> ModelStorytellerPolicy:
+        """:meth:`policy`, made once per table of the model and backend."""
+        key = (self.model.position_key(round_index), on.name)
+        policy = self._policies.get(key)
+        if policy is None:
+            policy = self._policies[key] = self.policy(on, round_index)
+        return policy
 
     def batch_policy(self) -> ModelStorytellerPolicy:
         """The same decisions over many games at once (dixit_lab.engine.batched)."""
-        if self.table_scores is None:
+        if not self.table_based:
             raise ValueError(f"{self.name} has no batched policy")
-        return self.policy(MANY)
+        return self.policy_at(0, MANY)
 
 
 def near_best(scores: np.ndarray, similarity: np.ndarray, tolerance: float) -> tuple[int, int]:
@@ -182,12 +218,20 @@ class NearBest:
 
 
 class ModelStorytellerPolicy(LiteralPolicy):
-    """A model storyteller's decisions on a backend (:mod:`.backends`): its tell is
-    :class:`NearBest`'s, in NumPy on one row for ``ONE``; it listens like ``literal``."""
+    """A model storyteller's decisions on a backend (:mod:`.backends`) in one round: its tell
+    is :class:`NearBest`'s for that round, in NumPy on one row for ``ONE``; it listens like
+    ``literal``. The batched engine asks :meth:`at_round` for each round's policy."""
 
-    def __init__(self, agent: ModelStoryteller, on: Backend = MANY) -> None:
+    def __init__(self, agent: ModelStoryteller, on: Backend = MANY,
+                 round_index: int = 0) -> None:
         super().__init__(agent, on)
-        self.near_best = agent.near_best
+        self.agent = agent
+        self.near_best = agent.near_best_at(round_index)
+
+    def at_round(self, round_index: int) -> ModelStorytellerPolicy:
+        """The policy of round ``round_index`` (the same object for rounds that share the
+        listener model's table)."""
+        return self.agent.policy_at(round_index, self.on)
 
     def tell(self, hands: Any, draws: Any) -> tuple[Any, Any]:
         on = self.on

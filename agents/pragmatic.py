@@ -73,14 +73,14 @@ class PragmaticAgent(ModelStoryteller):
             (1 - loose) * self.model.decoy_probability + loose * per_player / hand)
         # the vote's score of every (clue, card): log preference - log P(decoy) ** λ
         self.vote_scores = self.preference - self.log_decoy[self.rank]
+        self.vote_tables: dict[str, Any] = {}  # per backend, shared by the rounds' policies
 
-    def score_matrix(self) -> np.ndarray:
-        points = expected_storyteller_points(self.model.find, self.voters, self.context.rules,
-                                             self.model.find_variance)
+    def score_matrix(self, find: np.ndarray, variance: np.ndarray) -> np.ndarray:
+        points = expected_storyteller_points(find, self.voters, self.context.rules, variance)
         return points.astype(np.float32)
 
-    def policy(self, on: Backend) -> PragmaticPolicy:
-        return PragmaticPolicy(self, on)
+    def policy(self, on: Backend, round_index: int = 0) -> PragmaticPolicy:
+        return PragmaticPolicy(self, on, round_index)
 
     def batch_policy(self) -> PragmaticPolicy:
         """The same decisions over many games at once (dixit_lab.engine.batched): its own, for it
@@ -99,9 +99,12 @@ class PragmaticPolicy(ModelStorytellerPolicy):
     """``pragmatic``'s decisions on a backend (:mod:`.backends`): its Bayesian vote (a clue
     is its row of the clue bank for both)."""
 
-    def __init__(self, agent: PragmaticAgent, on: Backend = MANY) -> None:
-        super().__init__(agent, on)
-        self.vote_scores = on.table(agent.vote_scores)
+    def __init__(self, agent: PragmaticAgent, on: Backend = MANY, round_index: int = 0) -> None:
+        super().__init__(agent, on, round_index)
+        table = agent.vote_tables.get(on.name)
+        if table is None:
+            table = agent.vote_tables[on.name] = on.table(agent.vote_scores)
+        self.vote_scores = table
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
         """The displayed card (not its own) with the highest exp(s / T) / P(decoy) ** λ."""

@@ -11,7 +11,7 @@ import numpy as np
 from dixit_lab.core.agent import GameContext, PublicRound, register_agent
 from dixit_lab.embeddings import get_space
 from dixit_lab.embeddings.perception import effective_temperature
-from dixit_lab.listener.model import expected_storyteller_points, listener_model
+from dixit_lab.listener.model import ListenerModel, expected_storyteller_points, listener_model
 from dixit_lab_agents.model_storyteller import ModelStoryteller
 
 __all__ = ["DEFAULT_EMBEDDERS", "DEFAULT_NOISE_LEVELS", "DEFAULT_TEMPERATURES", "ListenerType",
@@ -81,14 +81,16 @@ class TheoryOfMindAgent(ModelStoryteller):
     game and never reads the table's agent names.
 
     As storyteller it assumes the table is of one type (the listeners' evidence pooled): for
-    every (card of its hand, clue) pair, each type's expected points under the rules (the exact
-    listener model of that type's space at ``T_eff``, decoys by the same softmax, corrected
-    like ``pragmatic``'s for listeners who share a table), averaged over the table posterior.
+    every (card of its hand, clue) pair, each type's expected points under the rules in that
+    round (the listener model of that type's space at ``T_eff``, decoys by the same softmax,
+    corrected like ``pragmatic``'s for listeners who share a table), averaged over the table
+    posterior. Averaging points rather than find probabilities keeps the correlation that an
+    unknown shared type induces (if the type is "obvious", everyone finds the card).
     A table of mixed listeners is outside the family. It tells the best pair; among near
     ties, the clue most similar to its card. It perceives its own card through ``embedder``;
     as a listener it plays like ``literal``. Reference engine only (its decisions depend on
-    the game). The types' tables are built at its first tell at a table shape and kept for
-    the process (the listener model's cost, once per type and table shape).
+    the game). The types' listener models are built at its first tell at a table shape and
+    kept for the process (the listener model's cost, once per type and table shape).
     """
 
     def __init__(self, embedders: str = DEFAULT_EMBEDDERS,
@@ -114,8 +116,8 @@ class TheoryOfMindAgent(ModelStoryteller):
         self.type_space = np.array([self.embedders.index(t.embedder) for t in self.types])
         self.type_temperature = np.array([t.effective for t in self.types])
         self._deck: tuple[str, int] | None = None
-        self._points_key: tuple[object, ...] | None = None
-        self._points = np.empty((0, 0, 0), dtype=np.float32)
+        self._models_key: tuple[object, ...] | None = None
+        self._models: list[ListenerModel] = []
 
     #: decisions depend on the votes seen in this game: no batched policy
     batch_policy = None  # type: ignore[assignment]
@@ -139,23 +141,29 @@ class TheoryOfMindAgent(ModelStoryteller):
         self.log_posterior = np.zeros((context.n_players, len(self.types)))
 
     @property
-    def type_points(self) -> np.ndarray:
-        """(types, cards, clues) float32: each type's expected points of every pair at this
-        table (built at the first tell of a table shape, then kept)."""
+    def type_models(self) -> list[ListenerModel]:
+        """Each type's listener model at this table (built at the first tell of a table
+        shape, then kept)."""
         context = self.context
         n, rules = context.n_players, context.rules
         key = (context.deck.fingerprint, n, rules)
-        if key != self._points_key:
-            points = np.empty((len(self.types), *self.spaces[0].similarity.T.shape),
-                              dtype=np.float32)
-            for h, kind in enumerate(self.types):
-                model = listener_model(self.spaces[self.type_space[h]], kind.effective,
-                                       rules.hand_size_for(n), rules.cards_per_player(n),
-                                       n - 2, kind.effective)
-                points[h] = expected_storyteller_points(model.find, n - 1, rules,
-                                                        model.find_variance)
-            self._points, self._points_key = points, key
-        return self._points
+        if key != self._models_key:
+            self._models = [listener_model(self.spaces[self.type_space[h]], kind.effective,
+                                           rules, n, kind.effective)
+                            for h, kind in enumerate(self.types)]
+            self._models_key = key
+        return self._models
+
+    def _points(self, h: int, hand: list[int], round_index: int) -> np.ndarray:
+        model = self.type_models[h]
+        return expected_storyteller_points(
+            model.find_at(round_index)[hand], self.context.n_players - 1, self.context.rules,
+            model.variance_at(round_index)[hand]).astype(np.float32)
+
+    def type_points(self, hand: list[int], round_index: int) -> np.ndarray:
+        """(types, len(hand), clues) float32: each type's expected points of the hand's pairs
+        in round ``round_index``."""
+        return np.stack([self._points(h, hand, round_index) for h in range(len(self.types))])
 
     @property
     def posterior(self) -> np.ndarray:
@@ -203,9 +211,9 @@ class TheoryOfMindAgent(ModelStoryteller):
     #: at most a few, weigh less than 1e-9 of them)
     negligible = 1e-9
 
-    def pair_scores(self, hand: list[int]) -> np.ndarray:
-        weights, points = self.table_posterior, self.type_points
-        scores = np.zeros((len(hand), points.shape[2]), dtype=np.float32)
+    def pair_scores(self, hand: list[int], round_index: int) -> np.ndarray:
+        weights = self.table_posterior
+        scores = np.zeros((len(hand), len(self.space.clues.texts)), dtype=np.float32)
         for h in np.flatnonzero(weights >= self.negligible):
-            scores += np.float32(weights[h]) * points[h, hand]
+            scores += np.float32(weights[h]) * self._points(int(h), hand, round_index)
         return scores

@@ -38,7 +38,8 @@ def cmd_fit_listener(args: argparse.Namespace) -> int:
     path = fitted.save(args.out)
     info = fitted.info
     print(f"fitted on {info['votes']} listener votes ({info['rounds_skipped']} rounds skipped); "
-          f"held out: {info['holdout']['games']} games, {info['holdout']['votes']} votes")
+          f"held out: {info['holdout']['deals']} deals ({info['holdout']['games']} games), "
+          f"{info['holdout']['votes']} votes")
     print(f"{'held out':<16} {'log loss':>9} {'brier':>7} {'mean p':>7} {'observed':>8}")
     for label, key in (("analytic model", "analytic_model"), ("fitted model", "fitted")):
         m = info[key]
@@ -59,7 +60,8 @@ def add_commands(sub: Any) -> None:
     fit.add_argument("results", nargs="*", help="results folders or games.jsonl files")
     fit.add_argument("--config", help="a training config: play its games, then fit on them")
     fit.add_argument("--holdout", type=float, default=0.2,
-                     help="share of games held out to evaluate the fit (default 0.2)")
+                     help="share of deals held out, with all their games, to evaluate the "
+                          "fit (default 0.2)")
     fit.add_argument("--plot", help="write a held-out reliability diagram (PNG) here")
     fit.add_argument("--out", required=True, help="where to write the model (JSON)")
     fit.add_argument("--embedder", default="conse", help="the space the features come from")

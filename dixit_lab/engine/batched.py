@@ -67,7 +67,9 @@ class BatchPolicy(Protocol):
         ...
 
     def tell(self, hands: np.ndarray, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
-        """(R, h) hands -> (cards, clue rows of the clue bank), each (R,)."""
+        """(R, h) hands -> (cards, clue rows of the clue bank), each (R,). A policy whose
+        decisions depend on the round also has ``at_round(index)``, the policy of round
+        ``index`` (0-based), which the engine asks for at the start of every round."""
         ...
 
     def submit(self, hands: np.ndarray, clues: np.ndarray, n_cards: int,
@@ -118,6 +120,14 @@ def batch_blocker(agent: Agent) -> str | None:
 def batch_supported(agent: Agent) -> bool:
     """True if the batched engine plays the agent's own decisions (:func:`batch_blocker`)."""
     return batch_blocker(agent) is None
+
+
+def _at_round(policies: list[Any], index: int) -> list[Any]:
+    """Each policy for round ``index``: a policy whose decisions depend on the round (the
+    model storytellers': their listener model does) gives its round's policy by
+    ``at_round(index)``; any other is the same every round."""
+    return [p.at_round(index) if callable(getattr(p, "at_round", None)) else p
+            for p in policies]
 
 
 def rules_supported(rules: RuleSet) -> bool:
@@ -300,7 +310,7 @@ class _Batch:
             live = np.flatnonzero(self.active)
             if live.size == 0:
                 break
-            rounds.append(self.play_round(index, live, policies))
+            rounds.append(self.play_round(index, live, _at_round(policies, index)))
             if not self.active.any():
                 break
         still = self.active

@@ -2,7 +2,8 @@
 
 With the ``fast`` extra (``pip install 'dixit-lab[fast]'``: Numba), the games of a batch whose
 every policy has a compiled form (``kernel_policy()``, :mod:`dixit_lab.policy.kernel`: the
-built-in ``random``, ``literal``, ``softmax``, ``ambiguity`` and ``pragmatic``) are played by
+built-in ``random``, ``literal`` and ``softmax``; ``ambiguity`` and ``pragmatic``, whose
+tables change round by round, are refused by :func:`agent_blocker`) are played by
 :func:`dixit_lab.engine.kernel.play_games`, one game after another in machine code, and their
 records written by the batched engine's writer (:mod:`dixit_lab.engine.batch_output`): byte for
 byte the reference engine's records (``tests/engine/test_compiled.py``,
@@ -80,6 +81,9 @@ def agent_blocker(agent: Agent) -> str | None:
     if policy_class is None:
         return (f"{type(agent).__name__}.batch_policy declares no policy class (a return "
                 f"annotation), so the compiled engine cannot tell that it plays it")
+    if callable(getattr(policy_class, "at_round", None)):
+        return (f"{policy_class.__name__}'s tables change round by round (the listener model "
+                f"follows the hands); the kernel plays one table per policy")
     return kernel_blocker(policy_class)
 
 

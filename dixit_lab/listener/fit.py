@@ -11,7 +11,8 @@ Features of a pair (card ``c`` of the hand ``H``, clue ``k``):
 ``similarity``   s(k, c), the clue–card similarity;
 ``margin``       s(k, c) − max over the rest of the hand of s(k, ·);
 ``deck_rank``    the share of the deck's other cards less similar to the clue than ``c``;
-``model_logit``  the logit of the analytic model's find probability (``temperature``);
+``model_logit``  the logit of the analytic model's find probability (``temperature``) in
+                 the round of the turn;
 ``voters``       the number of listeners.
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from dixit_lab.core.cards import Deck, data_root, load_deck
+from dixit_lab.core.rules import RuleSet
 from dixit_lab.listener.model import deck_rank_fraction, listener_model
 from dixit_lab.records.format import GameRecord, player_names, read_jsonl
 from dixit_lab.run.experiment import ConfigError
@@ -53,22 +55,29 @@ def _logit(p: np.ndarray) -> np.ndarray:
 class FeatureTable:
     """Per-space, per-table-shape precomputations for :func:`pair_features`."""
 
-    def __init__(self, space: Any, temperature: float, hand_size: int, decoys: int,
-                 other_listeners: int) -> None:
+    def __init__(self, space: Any, temperature: float, rules: RuleSet, n_players: int) -> None:
         self.space = space
         self.similarity_by_card = np.ascontiguousarray(np.asarray(space.similarity).T,
                                                        dtype=np.float64)
         self.rank = deck_rank_fraction(space.similarity)
-        self.model = listener_model(space, temperature, hand_size, decoys, other_listeners,
+        self.model = listener_model(space, temperature, rules, n_players,
                                     temperature)  # softmax decoys, as the population
-        self.model_logit = _logit(self.model.find)
-        self.voters = other_listeners + 1
+        self._logits: dict[int, np.ndarray] = {}
+        self.voters = n_players - 1
+
+    def model_logit(self, round_index: int) -> np.ndarray:
+        """(cards, clues) the logit of the analytic model's find probability in that round."""
+        key = self.model.position_key(round_index)
+        logit = self._logits.get(key)
+        if logit is None:
+            logit = self._logits[key] = _logit(self.model.find_at(round_index))
+        return logit
 
 
-def pair_features(table: FeatureTable, hand: Sequence[int],
+def pair_features(table: FeatureTable, hand: Sequence[int], round_index: int,
                   clues: slice | np.ndarray | int = slice(None)) -> dict[str, np.ndarray]:
-    """Features of every (card of ``hand``, clue) pair: arrays of shape (len(hand), n_clues)
-    (or (len(hand),) for a single clue index)."""
+    """Features of every (card of ``hand``, clue) pair in round ``round_index``: arrays of
+    shape (len(hand), n_clues) (or (len(hand),) for a single clue index)."""
     rows = list(hand)
     sim = table.similarity_by_card[rows][:, clues]
     if len(rows) > 1:
@@ -81,7 +90,7 @@ def pair_features(table: FeatureTable, hand: Sequence[int],
         "similarity": sim,
         "margin": sim - others,
         "deck_rank": np.asarray(table.rank[rows][:, clues], dtype=np.float64),
-        "model_logit": table.model_logit[rows][:, clues],
+        "model_logit": table.model_logit(round_index)[rows][:, clues],
         "voters": np.full(sim.shape, float(table.voters)),
     }
 
@@ -204,45 +213,49 @@ def _records(paths: Iterable[str | Path]) -> Iterable[tuple[GameRecord, Deck]]:
                 yield record, game_deck
 
 
+def deal_key(record: GameRecord) -> tuple[int, ...]:
+    """The deal a game was played from: its experiment seed and deal index (``seed`` and
+    ``spawn_key``), shared by every game of that deal at every table size."""
+    return (record.seed, *record.spawn_key)
+
+
 def training_rows(games: Iterable[tuple[GameRecord, Deck]], embedder: str, clue_bank: str,
                   temperature: float, listeners: Sequence[str] | None = None,
-                  groups: list[tuple[int, int]] | None = None
+                  groups: list[tuple[int, int, tuple[int, ...]]] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Features (rows, len(FEATURES)), outcomes (rows,), the analytic model's probability
     (rows,), and the number of rounds skipped (clue outside the bank, no hand recorded), from
     ``games``: (record, the deck it was played with). With ``listeners``, only the votes of
     seats whose player name, agent spec or agent name (``softmax`` for
     ``softmax(temperature=0.1)``) is one of them count. ``groups``, if given, receives the
-    (game position, round) of every row."""
+    (game position, round, :func:`deal_key`) of every row."""
     wanted = set(listeners) if listeners else None
     from dixit_lab.embeddings import get_space
 
-    tables: dict[tuple[str, int, tuple[Any, ...]], FeatureTable] = {}
+    tables: dict[tuple[str, int, RuleSet], FeatureTable] = {}
     features: list[list[float]] = []
     outcomes: list[float] = []
     analytic: list[float] = []
     skipped = 0
     for game, (record, deck) in enumerate(games):
         n = record.n_players
-        options = record.rule_options
-        hand_size = options["hand_size_three_players"] if n == 3 else options["hand_size"]
-        decoys = options["decoys_three_players"] if n == 3 else 1
-        key = (deck.fingerprint, n, (hand_size, decoys))
+        rules = RuleSet(**record.rule_options)
+        key = (deck.fingerprint, n, rules)
         table = tables.get(key)
         if table is None:
             space = get_space(embedder, deck, clue_bank)
-            table = tables[key] = FeatureTable(space, temperature, hand_size, decoys, n - 2)
+            table = tables[key] = FeatureTable(space, temperature, rules, n)
         for index, rnd in enumerate(record.rounds):
             if not rnd.storyteller_hand or rnd.clue not in table.space.clues:
                 skipped += 1
                 continue
             clue = table.space.clue_index(rnd.clue)
             hand = list(rnd.storyteller_hand)
-            values = pair_features(table, hand, clue)
+            values = pair_features(table, hand, index, clue)
             row = hand.index(rnd.storyteller_card)
             vector = [float(values[name][row]) for name in FEATURES]
             target = rnd.display.index(rnd.storyteller_card)
-            p = float(table.model.find[rnd.storyteller_card, clue])
+            p = float(table.model.find_at(index)[rnd.storyteller_card, clue])
             names = player_names(record)
             for seat, vote in enumerate(rnd.votes):
                 if vote is None:
@@ -254,7 +267,7 @@ def training_rows(games: Iterable[tuple[GameRecord, Deck]], embedder: str, clue_
                 outcomes.append(float(vote == target))
                 analytic.append(p)
                 if groups is not None:
-                    groups.append((game, index))
+                    groups.append((game, index, deal_key(record)))
     return (np.asarray(features, dtype=np.float64).reshape(-1, len(FEATURES)),
             np.asarray(outcomes), np.asarray(analytic), skipped)
 
@@ -266,27 +279,32 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
                  ) -> FittedListener:
     """Fit the listener model on the games found under ``paths`` (results folders or
     ``games.jsonl`` files), from the votes of every listener or of the agent specs given in
-    ``listeners`` only. Every ``1 / holdout``-th game is held out: the model is fitted on the
-    others, and ``info`` reports its log loss, Brier score and reliability table on the
-    held-out games (next to the analytic model's) as well as in-sample. ``sources`` (default
-    ``paths``) is what ``info`` records as the data's origin, e.g. the config that made it."""
+    ``listeners`` only. Every ``1 / holdout``-th deal is held out with all its games (a deal
+    is an experiment seed and deal index: the games of a sweep's points and table sizes share
+    them; :func:`~dixit_lab.listener.fit_eval.holdout_mask`): the model is fitted on the
+    other deals' games, and ``info`` reports its log loss, Brier score and reliability table
+    on the held-out games (next to the analytic model's) as well as in-sample. ``sources``
+    (default ``paths``) is what ``info`` records as the data's origin, e.g. the config that
+    made it."""
     from sklearn.linear_model import LogisticRegression
 
     from dixit_lab.embeddings import make_embedder
     from dixit_lab.listener.fit_eval import holdout_mask, reliability_table, scores
 
-    groups: list[tuple[int, int]] = []
+    groups: list[tuple[int, int, tuple[int, ...]]] = []
     x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature,
                                             listeners, groups)
     if len(y) < 50 or y.min() == y.max():
         raise ConfigError(f"not enough usable rounds to fit a listener model: {len(y)} listener "
                          f"votes ({skipped} rounds skipped: clue outside the bank or no hand "
                          f"recorded); found rate {y.mean() if len(y) else float('nan'):.2f}")
-    keys = np.asarray(groups, dtype=np.int64).reshape(-1, 2)
-    held = holdout_mask(keys[:, 0], holdout)
+    keys = np.asarray([(game, index) for game, index, _ in groups],
+                      dtype=np.int64).reshape(-1, 2)
+    deals = [deal for _, _, deal in groups]
+    held = holdout_mask(deals, holdout)
     train = ~held
     if held.sum() < 20 or y[train].min() == y[train].max():
-        raise ConfigError(f"too few games to hold {holdout:.0%} out: {int(held.sum())} held-out "
+        raise ConfigError(f"too few deals to hold {holdout:.0%} out: {int(held.sum())} held-out "
                          f"votes; log more games")
     mean = x[train].mean(axis=0)
     scale = x[train].std(axis=0)
@@ -301,7 +319,10 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
         "rounds_skipped": int(skipped),
         "sources": [str(p) for p in (sources or paths)],
         "listeners": list(listeners) if listeners else "all",
-        "holdout": {"share": holdout, "rule": "every round(1/share)-th game held out",
+        "holdout": {"share": holdout,
+                    "rule": "every round(1/share)-th deal (experiment seed, deal index) held "
+                            "out with all its games",
+                    "deals": len({deal for deal, out in zip(deals, held, strict=True) if out}),
                     "games": len(np.unique(keys[held, 0])), "votes": int(held.sum())},
         "voters_seen": sorted({int(v) for v in voters}),
         "fitted": scores(fitted_p[held], y[held]),

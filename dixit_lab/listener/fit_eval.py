@@ -1,7 +1,9 @@
 """Honest evaluation of a fitted listener model: held-out games and reliability tables.
 
-:func:`holdout_mask` keeps every ``k``-th game out of the fit (by its position in the logged
-games, so whole games are held out and a round's votes never straddle the split).
+:func:`holdout_mask` keeps every ``k``-th deal out of the fit: a deal is its experiment seed and
+deal index (a game's ``seed`` and ``spawn_key``), which every game dealt from it shares, at every
+table size and sweep point; so all the games of a held-out deal are held out, and the model is
+never trained on a deal it is evaluated on (nor a round's votes split).
 :func:`reliability_table` bins predictions into equal-width bins and gives each bin's
 observed find rate with a Wilson interval at the effective sample size of its rounds (the
 votes of one round share the clue and the display, see :mod:`dixit_lab.stats.intervals`).
@@ -9,6 +11,8 @@ votes of one round share the clue and the display, see :mod:`dixit_lab.stats.int
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,13 +25,15 @@ __all__ = ["holdout_mask", "plot_reliability", "reliability_table", "scores"]
 _EPS = 1e-4
 
 
-def holdout_mask(games: np.ndarray, share: float) -> np.ndarray:
-    """True for the rows of held-out games: every ``round(1 / share)``-th distinct game."""
+def holdout_mask(deals: Sequence[tuple[int, ...]], share: float) -> np.ndarray:
+    """True for the rows of held-out deals: every ``round(1 / share)``-th distinct deal, in
+    sorted order (``deals``: one sortable key per row, e.g. (seed, spawn key); for one
+    experiment's deals 0, 1, 2, ... the deals ``k - 1, 2k - 1, ...``)."""
     if not 0.0 < share < 1.0:
         raise ConfigError(f"holdout share must be in (0, 1), got {share}")
     every = max(2, round(1.0 / share))
-    _, position = np.unique(games, return_inverse=True)
-    return position % every == every - 1
+    rank = {deal: i for i, deal in enumerate(sorted(set(deals)))}
+    return np.array([rank[deal] % every == every - 1 for deal in deals], dtype=bool)
 
 
 def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -43,9 +49,10 @@ def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
 
 
 def reliability_table(p: np.ndarray, y: np.ndarray, rounds: np.ndarray,
-                      bins: int = 10) -> list[dict[str, float]]:
+                      bins: int = 10) -> list[dict[str, float | None]]:
     """One row per non-empty equal-width bin of predicted probability: its range, mean
-    prediction, observed rate with a round-clustered 95% Wilson interval, and vote count."""
+    prediction, observed rate with a round-clustered 95% Wilson interval (None, JSON null,
+    for a bin whose votes come from one round: no interval), and vote count."""
     edges = np.linspace(0.0, 1.0, bins + 1)
     index = np.clip(np.digitize(p, edges) - 1, 0, bins - 1)
     table = []
@@ -54,9 +61,11 @@ def reliability_table(p: np.ndarray, y: np.ndarray, rounds: np.ndarray,
         if not mask.any():
             continue
         rate, low, high = clustered_rate_interval(y[mask], rounds[mask])
+        known = math.isfinite(low) and math.isfinite(high)
         table.append({"low": float(edges[b]), "high": float(edges[b + 1]),
                       "predicted": float(p[mask].mean()), "observed": rate,
-                      "ci_low": low, "ci_high": high, "count": int(mask.sum())})
+                      "ci_low": low if known else None, "ci_high": high if known else None,
+                      "count": int(mask.sum())})
     return table
 
 
@@ -76,8 +85,10 @@ def plot_reliability(info: dict, path: str) -> str:
         rows = info.get(key) or []
         x = [r["predicted"] for r in rows]
         y = [r["observed"] for r in rows]
-        errors = [[r["observed"] - r["ci_low"] for r in rows],
-                  [r["ci_high"] - r["observed"] for r in rows]]
+        errors = [[r["observed"] - (r["ci_low"] if r["ci_low"] is not None else r["observed"])
+                   for r in rows],
+                  [(r["ci_high"] if r["ci_high"] is not None else r["observed"]) - r["observed"]
+                   for r in rows]]
         ax.errorbar(x, y, yerr=errors, marker="o", capsize=3, color=colour, label=label)
     held = info.get("holdout", {})
     ax.set_xlim(0, 1)

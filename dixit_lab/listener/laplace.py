@@ -29,9 +29,10 @@ __all__ = ["LOW", "STEP", "RatioIntegral", "log_grid"]
 
 #: trapezoid step in ln t
 STEP = 0.5
-#: first node: below it t·v ≤ e^{-18} for every term v ≤ 1, so φ(t) = 1 to within 1e-7 and
-#: the weight below the grid is added in closed form
-LOW = -18.0
+#: first node: below it φ is taken as 1 and the Gamma weight there is added in closed form.
+#: Since 1 − φ(t) ≤ t·E[X], that costs at most a·E[X]·t₀²/2 ≤ E[X]·e^{−20}/2 (a ≤ 1, t₀ ≤
+#: e^{LOW}): below 1e-8 for sums of up to ten terms of at most 1
+LOW = -10.0
 #: the Gamma weights are below e^{-40} beyond z = ln(a t) = 4
 HIGH_Z = 4.0
 #: a pair whose ln a is below this (a card e^{-700} times less likely to be voted than the
@@ -44,11 +45,6 @@ def log_grid(log_a_min: float) -> np.ndarray:
     (the terms of ``X`` being at most 1)."""
     high = HIGH_Z - max(float(log_a_min), LOG_FLOOR)
     return np.arange(LOW, high + STEP, STEP)
-
-
-def _weight(z: np.ndarray, shape: int) -> np.ndarray:
-    """Density of ln G for G ~ Gamma(shape, 1)."""
-    return np.exp(shape * z - np.exp(z)) / math.gamma(shape)
 
 
 def _lower_mass(z: np.ndarray, shape: int) -> np.ndarray:
@@ -68,6 +64,7 @@ class RatioIntegral:
         log_a = np.asarray(log_a, dtype=np.float64)
         self.negligible = log_a < LOG_FLOOR
         self.log_a = np.maximum(log_a, LOG_FLOOR)
+        self.a = np.exp(self.log_a)
         self.nodes = nodes
         self.moments = moments
         start = self.log_a + nodes[0] - STEP / 2
@@ -76,13 +73,31 @@ class RatioIntegral:
         self.second = _lower_mass(start, 2) if moments > 1 else None
         self._next = 0
 
-    def add(self, phi: np.ndarray) -> None:
-        """``phi``: the transform of ``X`` at the next node, one value per pair."""
-        z = self.log_a + self.nodes[self._next]
+    def add(self, phi: np.ndarray, decay: np.ndarray | None = None) -> None:
+        """``phi``: the transform of ``X`` at the next node, one value per pair. ``decay``,
+        if the caller has it, is ``exp(-a t)`` of every pair at this node (saves an ``exp``):
+        the Gamma weights of ``z = ln(a t)`` are ``(a t)^k exp(-a t) / Γ(k)``."""
+        at = self.a * math.exp(self.nodes[self._next])
         self._next += 1
-        self.first += STEP * _weight(z, 1) * phi
+        if decay is None:
+            decay = np.exp(-at)
+        weight = STEP * at * decay
+        # (broadcasting: ``phi`` may carry leading axes, e.g. one per law of X)
+        self.first = self.first + weight * phi
         if self.second is not None:
-            self.second += STEP * _weight(z, 2) * phi
+            self.second = self.second + weight * at * phi
+
+    def add_all(self, phi: np.ndarray, decay: np.ndarray) -> None:
+        """Every node at once: ``phi`` and ``decay`` (as :meth:`add`) with the nodes on a last
+        axis."""
+        if self._next:
+            raise RuntimeError("add_all after add")
+        at = self.a[..., None] * np.exp(self.nodes)
+        weight = STEP * at * decay
+        self.first += np.einsum("...j,...j->...", weight, phi)
+        if self.second is not None:
+            self.second += np.einsum("...j,...j->...", weight * at, phi)
+        self._next = len(self.nodes)
 
     def result(self) -> tuple[np.ndarray, np.ndarray | None]:
         """E[a/(a+X)] and E[(a/(a+X))²] (None with ``moments=1``), once every node is in."""

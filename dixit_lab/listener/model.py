@@ -1,47 +1,56 @@
 """A model of how listeners respond to a clue: the maths behind the tuned storytellers.
 
 The storyteller wants to know, for a card ``c`` of its hand and a clue ``k`` of the bank, the
-probability ``p`` that one listener votes for ``c``. The model (all of it in similarities of
-one :class:`~dixit_lab.embeddings.EmbeddingSpace`):
+probability ``p`` that one listener votes for ``c``, in the round it is about to play. The
+model (all of it in similarities of one :class:`~dixit_lab.embeddings.EmbeddingSpace`):
 
-1. **Decoys.** Each of the other ``m`` listeners holds ``h`` cards drawn at random from the
-   deck without ``c``, independently of the others, and submits 1 card (2 at three players):
-   either its best match(es) for the clue (``decoy_temperature=None``) or, as the ``softmax``
-   population does, a card drawn with probability ∝ exp(s_kd / T_d) over its hand.
-2. **Votes.** A listener votes by a softmax with temperature ``T`` over the cards it may vote
-   for: the storyteller's card and the other listeners' decoys (never its own card), so
+1. **Hands.** Each of the other ``m`` listeners holds ``h`` cards other than ``c`` (7 at
+   three players in the classic rules); a slot of a hand holds a card by the round's **pool
+   law** (:mod:`dixit_lab.listener.hand_survival`): uniform at the deal, then fewer of the
+   cards that match many clues, since those are submitted first.
+2. **Decoys.** Each submits 1 card (2 at three players): drawn with probability
+   ∝ exp(s_kd / T_d) over its hand, as the ``softmax`` population does, or its best
+   match(es) (``decoy_temperature=None``).
+3. **Votes.** A listener votes by a softmax with temperature ``T`` over the cards it may vote
+   for: the storyteller's card and the other listeners' decoys (never its own cards), so
 
-       p = E[ a / (a + X) ],   a = exp(s_kc / T),   X = sum over decoys d of exp(s_kd / T).
+       p = E[a / (a + X)],   a = exp(s_kc / T),   X = sum over decoys d of exp(s_kd / T),
 
-``p`` is computed exactly by the Laplace transform, p = a ∫₀^∞ e^{−at} φ(t)^m dt with φ the
-transform of one listener's decoy weight (:mod:`dixit_lab.listener.laplace`): for best-match decoys
-φ is exact (order statistics of a random hand, the two decoys of one hand at three players
-jointly); for softmax decoys the chance that a card is submitted is exact for a hand whose
-other cards are drawn with replacement, renormalised, and at three players the two decoys of
-a hand are taken as independent draws of it. ``find_variance`` is the exact variance of
-a/(a+X) over the decoys drawn. Everything is computed once per (space, T, hand size, decoys,
-decoy temperature) for every (clue, card) pair, so a storyteller's decision is a lookup.
+   computed by the Laplace transform (:mod:`dixit_lab.listener.laplace`,
+   :mod:`dixit_lab.listener.tables`, whose docstring says what is exact and what is
+   approximated). ``find_variance`` is the
+   variance of a/(a+X) over the decoys drawn.
 
-Assumptions, on purpose (they keep the table independent of the storyteller's hand): the pool
-of possible decoys is the whole deck without ``c`` (the storyteller's other cards, the other
-listeners' cards and the discard are not removed), and listeners are independent given ``p``
-when the outcome of a whole round is predicted (:func:`expected_storyteller_points` corrects
-that to second order with ``find_variance``). ``tests/listener/test_model.py`` checks the
-model against Monte Carlo simulations of the same model on the shipped similarity matrices.
+The tables are computed once per (space, T, table shape, decoy temperature): at the deal's
+law and at the laws of two later rounds of the path the pool law takes during a game; a
+round's table is the quadratic interpolation along that path (:class:`ListenerModel`), so a
+storyteller's decision stays a lookup. Best-match decoys use the deal's hands at every round.
+
+Still assumed: the listeners' hands are independent of each other and of the storyteller's
+hand, and listeners are independent given ``p`` when the outcome of a whole round is
+predicted (:func:`expected_storyteller_points` corrects that to second order with
+``find_variance``). ``tests/listener/test_model.py`` checks the model against Monte Carlo
+simulations of the same hands and against the votes of engine games at 3 to 6 players.
 """
 
 from __future__ import annotations
 
-import math
 import weakref
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from dixit_lab.core.rules import RuleSet
-from dixit_lab.listener.laplace import RatioIntegral, log_grid
+from dixit_lab.listener.hand_survival import HandDynamics, pool_laws, softmax_teller
+from dixit_lab.listener.tables import (
+    _power,
+    best_match_tables,
+    decoy_rank_probability,
+    decoy_weights,
+    softmax_submission,
+    softmax_tables,
+)
 
 __all__ = [
     "ListenerModel",
@@ -54,125 +63,55 @@ __all__ = [
     "softmax_submission",
 ]
 
-
-def decoy_weights(pool: int, hand: int, slot: int) -> np.ndarray:
-    """Probability that the ``slot``-th best card (1 = best) of a random ``hand`` drawn from a
-    pool of ``pool`` cards is the pool's ``i``-th smallest, for ``i = 1..pool`` (index 0..)."""
-    if not 1 <= slot <= hand <= pool:
-        raise ValueError(f"need 1 <= slot ({slot}) <= hand ({hand}) <= pool ({pool})")
-    i = np.arange(1, pool + 1)
-    below = np.array([math.comb(int(k) - 1, hand - slot) for k in i], dtype=np.float64)
-    above = np.array([math.comb(pool - int(k), slot - 1) for k in i], dtype=np.float64)
-    return below * above / math.comb(pool, hand)
-
-
-def decoy_rank_probability(n_cards: int, hand: int, slots: int) -> np.ndarray:
-    """For a card of ascending rank ``r`` (1..n_cards) among the deck for a clue: the
-    probability that a listener holding it submits it (it is among the ``slots`` best of its
-    hand, whose other ``hand - 1`` cards are random). Index ``r - 1``."""
-    ranks = np.arange(1, n_cards + 1)
-    total = math.comb(n_cards - 1, hand - 1)
-    probability = np.zeros(n_cards)
-    for slot in range(1, slots + 1):
-        # slot - 1 of the other cards rank above it, the rest below
-        probability += np.array([math.comb(int(r) - 1, hand - slot)
-                                 * math.comb(n_cards - int(r), slot - 1) for r in ranks]) / total
-    return probability
-
-
-def _leave_one_out(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Per removed card: ``sum_i weights[pool index of i] * values[i]`` over the other cards.
-
-    ``values`` is (M, N) in ascending order of similarity; ``weights`` (N-1,) over the pool of
-    the N-1 cards left when the card at a sorted position is removed (cards below it keep
-    their index, cards above it move down one). Returns (M, N) by removed sorted position.
-    """
-    m, n = values.shape
-    below = np.zeros((m, n))
-    below[:, 1:] = np.cumsum(values[:, :-1] * weights, axis=1)
-    above = np.zeros((m, n))
-    above[:, :-1] = np.cumsum((values[:, 1:] * weights)[:, ::-1], axis=1)[:, ::-1]
-    return below + above
-
-
-def _exclusive_cumsum(values: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(values)
-    np.cumsum(values[:, :-1], axis=1, out=out[:, 1:])
-    return out
-
-
-def _exclusive_suffix(values: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(values)
-    out[:, :-1] = np.cumsum(values[:, :0:-1], axis=1)[:, ::-1]
-    return out
-
-
-def _best_two(values: np.ndarray, hand: int) -> np.ndarray:
-    """Per removed card: E[values[best] * values[second best]] of a random ``hand`` of the
-    other cards (sorted ascending, as :func:`_leave_one_out`), with the joint law of the two
-    order statistics: P(best = pool rank i, second = j < i) = C(j - 1, hand - 2) / C(P, hand)."""
-    n = values.shape[1]
-    pool = n - 1
-    # c[j] for pool rank j = 0..n (ranks 0 and n do not exist)
-    c = np.array([math.comb(j - 1, hand - 2) if 1 <= j <= pool else 0 for j in range(n + 1)],
-                 dtype=np.float64) / math.comb(pool, hand)
-    low_weight, high_weight = c[1:], c[:n]  # a second best below / above the removed card
-    below = _exclusive_cumsum(values * low_weight)            # sum_{q<p} x_q c[q+1]
-    suffix = _exclusive_suffix(values)                        # sum_{p>r} x_p
-    both_below = _exclusive_cumsum(values * below)            # best and second below r
-    straddle = suffix * below                                 # best above r, second below
-    high = _exclusive_cumsum(values * high_weight)            # sum_{q<p} x_q c[q]
-    both_above = _exclusive_suffix(values * high) - (high + values * high_weight) * suffix
-    return both_below + straddle + both_above
-
-
-def softmax_submission(similarity: np.ndarray, temperature: float, hand: int) -> np.ndarray:
-    """(M, N): per clue, the chance that a listener holding a random ``hand`` of the deck
-    submits each card when it draws one card ∝ exp(similarity / temperature) of its hand.
-
-    P(d submitted) = P(d in hand) · E[e_d / (e_d + Y)], Y the weights of the hand's other
-    cards, computed by :mod:`dixit_lab.listener.laplace` with those cards drawn with replacement
-    from the rest of the deck (the only approximation), then renormalised to sum to 1."""
-    sims = np.asarray(similarity, dtype=np.float64)
-    n = sims.shape[1]
-    log_e = (sims - sims.max(axis=1, keepdims=True)) / temperature
-    e = np.exp(log_e)
-    nodes = log_grid(float(log_e.min()))
-    integral = RatioIntegral(log_e, nodes, moments=1)
-    for tau in nodes:
-        x = np.exp(-math.exp(tau) * e)
-        rest = (x.sum(axis=1, keepdims=True) - x) / (n - 1)
-        integral.add(_power(rest, hand - 1))
-    q, _ = integral.result()
-    return q / q.sum(axis=1, keepdims=True)
+#: a round's place on the pool law's path is rounded to this step (at most 0.001 of find
+#: probability), so a game's rounds share a few tables
+POSITION_STEP = 1 / 32
+#: the anchors: the rounds whose place on the path is nearest these
+ANCHORS = (0.0, 0.5, 1.0)
 
 
 @dataclass(frozen=True)
 class ListenerModel:
-    """Find probabilities for every (card, clue) pair of a space, for one table shape.
+    """Find probabilities for every (card, clue) pair of a space, for one table shape, round
+    by round.
 
-    ``find[c, k]`` is the predicted probability that one listener votes for card ``c`` when it
-    is the storyteller's card and ``k`` the clue (cards are rows so that a hand is a block of
-    rows); ``find_variance[c, k]`` is how much that probability varies with the decoys that
-    happen to be drawn (its exact variance under the model). ``decoy_probability[r - 1]`` is
-    the chance that a card of ascending deck rank ``r`` for the clue is submitted by a
-    best-matching listener who holds it (the ``pragmatic`` voter's model of decoys).
+    :meth:`find_at` ``(r)[c, k]`` is the predicted probability that one listener votes for
+    card ``c`` when it is the storyteller's card, ``k`` the clue and ``r`` the round (0-based;
+    cards are rows so that a hand is a block of rows); :meth:`variance_at` is how much that
+    probability varies with the decoys that happen to be drawn (its variance under the
+    model). ``decoy_probability[r - 1]`` is the chance that a card of ascending deck rank
+    ``r`` for the clue is submitted by a best-matching listener who holds it (the
+    ``pragmatic`` voter's model of decoys).
+
+    A round's place on the pool law's path is ``u_r``, the projection of ``π_r − π_0`` on
+    ``Δ``, the step from the deal's law to the law farthest from it in the game (0 at the
+    deal, 1 at that round). ``anchor_find`` holds the tables at the laws of the rounds whose
+    ``u`` is nearest 0, ½ and 1 (``anchor_position``; one table when the hands never change),
+    and a round's table is their quadratic interpolation in ``u_r`` (rounded to
+    :data:`POSITION_STEP`): within 0.004 of the table of its own law at 3 and 6 players.
     """
 
     temperature: float
     hand_size: int
     decoys_per_listener: int
     other_listeners: int
-    find: np.ndarray
-    find_variance: np.ndarray
+    anchor_find: np.ndarray          # (anchors, cards, clues) float32
+    anchor_variance: np.ndarray      # (anchors, cards, clues) float32
+    anchor_position: np.ndarray      # (anchors,) u of each anchor
+    pool_law: np.ndarray             # (rounds, cards) π_r of every round a game can reach
+    round_position: np.ndarray       # (rounds,) u_r: π_r ≈ π_0 + u_r Δ
     decoy_probability: np.ndarray
+    _tables: dict[int, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, similarity: np.ndarray, temperature: float, hand_size: int,
               decoys_per_listener: int, other_listeners: int,
-              decoy_temperature: float | None = None) -> ListenerModel:
+              decoy_temperature: float | None = None,
+              dynamics: HandDynamics | None = None) -> ListenerModel:
         """``similarity`` is the (clues, cards) matrix of a space; ``decoy_temperature`` None
-        for best-match decoys, else the temperature of the listeners' softmax submissions."""
+        for best-match decoys, else the temperature of the listeners' softmax submissions;
+        ``dynamics`` the table's rules (None: every round is played from dealt hands)."""
         if temperature <= 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
         if decoy_temperature is not None and decoy_temperature <= 0:
@@ -184,68 +123,99 @@ class ListenerModel:
         if not decoys_per_listener <= hand_size <= n_cards - 1:
             raise ValueError(f"need {decoys_per_listener} <= hand ({hand_size}) <= "
                              f"{n_cards - 1} cards")
-        order = np.argsort(sims, axis=1, kind="stable")
-        sorted_sims = np.take_along_axis(sims, order, axis=1)
-        log_v = (sorted_sims - sorted_sims[:, -1:]) / temperature
-        v = np.exp(log_v)
-        transform = _decoy_transform(sorted_sims, hand_size, decoys_per_listener,
-                                     decoy_temperature)
-        nodes = log_grid(float(log_v.min()))
-        integral = RatioIntegral(log_v, nodes)
-        for tau in nodes:
-            phi = transform(np.exp(-math.exp(tau) * v))
-            integral.add(_power(phi, other_listeners))
-        first, second = integral.result()
-        assert second is not None
-        find = np.clip(first, 0.0, 1.0)
-        variance = np.maximum(second - find * find, 0.0)
+        if dynamics is not None and dynamics.deck_size != n_cards:
+            raise ValueError(f"dynamics for {dynamics.deck_size} cards, the space has "
+                             f"{n_cards}")
         rank_probability = decoy_rank_probability(n_cards, hand_size, decoys_per_listener)
-        return cls(float(temperature), hand_size, decoys_per_listener, other_listeners,
-                   _by_card(_unsort(find, order)), _by_card(_unsort(variance, order)),
-                   rank_probability)
+        shape = (float(temperature), hand_size, decoys_per_listener, other_listeners)
+        uniform = np.full((1, n_cards), 1.0 / n_cards)
+        if decoy_temperature is None:
+            find, second = best_match_tables(sims, temperature, hand_size,
+                                             decoys_per_listener, other_listeners)
+            return cls(*shape, *_stack([(find, second)]), np.zeros(1), uniform, np.zeros(1),
+                       rank_probability)
+        clue_law, told = softmax_teller(sims, decoy_temperature, hand_size)
+        tables, hazard = softmax_tables(sims, temperature, decoy_temperature, hand_size,
+                                        decoys_per_listener, other_listeners, uniform, clue_law)
+        laws = uniform if dynamics is None else pool_laws(hazard[0], dynamics, told)
+        step = laws[np.argmax(np.abs(laws - laws[0]).sum(axis=1))] - laws[0]
+        size = float(step @ step)
+        if size < 1e-12:
+            return cls(*shape, *_stack(tables), np.zeros(1), laws, np.zeros(len(laws)),
+                       rank_probability)
+        positions = np.clip((laws - laws[0]) @ step / size, 0.0, 1.0)
+        anchors = sorted({int(np.argmin(np.abs(positions - u))) for u in ANCHORS} - {0},
+                         key=lambda r: positions[r])
+        more, _ = softmax_tables(sims, temperature, decoy_temperature, hand_size,
+                                 decoys_per_listener, other_listeners, laws[anchors])
+        return cls(*shape, *_stack(tables + more), np.concatenate([[0.0], positions[anchors]]),
+                   laws, positions, rank_probability)
+
+    @property
+    def rounds(self) -> int:
+        """Rounds with their own pool law (later rounds use the last one's)."""
+        return len(self.round_position)
+
+    def position_key(self, round_index: int) -> int:
+        """The rounded place of round ``round_index`` on the pool law's path: rounds with the
+        same key share their tables."""
+        if round_index < 0:
+            raise ValueError(f"round_index must be >= 0, got {round_index}")
+        u = self.round_position[min(round_index, self.rounds - 1)]
+        return round(float(u) / POSITION_STEP)
+
+    def find_at(self, round_index: int) -> np.ndarray:
+        """(cards, clues) float32: the find probability of every pair in that round."""
+        return self._table(self.position_key(round_index))[0]
+
+    def variance_at(self, round_index: int) -> np.ndarray:
+        """(cards, clues) float32: the variance of the find probability in that round."""
+        return self._table(self.position_key(round_index))[1]
+
+    def _table(self, key: int) -> tuple[np.ndarray, np.ndarray]:
+        table = self._tables.get(key)
+        if table is None:
+            if len(self.anchor_find) == 1:
+                table = (self.anchor_find[0], self.anchor_variance[0])
+            else:
+                weights = _lagrange(key * POSITION_STEP, self.anchor_position)
+                find = np.clip(np.tensordot(weights, self.anchor_find, axes=1), 0.0, 1.0)
+                variance = np.maximum(np.tensordot(weights, self.anchor_variance, axes=1),
+                                      0.0)
+                table = (_read_only(find), _read_only(variance))
+            self._tables[key] = table
+        return table
 
 
-def _unsort(sorted_values: np.ndarray, order: np.ndarray) -> np.ndarray:
-    out = np.empty_like(sorted_values)
-    np.put_along_axis(out, order, sorted_values, axis=1)
+def _lagrange(u: float, nodes: np.ndarray) -> np.ndarray:
+    """Weights of the anchors' values (at ``nodes``) for the polynomial through them, at
+    ``u``."""
+    weights = np.ones(len(nodes))
+    for i, a in enumerate(nodes):
+        for j, b in enumerate(nodes):
+            if i != j:
+                weights[i] *= (u - b) / (a - b)
+    return weights
+
+
+def _stack(tables: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """(clues, cards) (find, second moment) per anchor -> (anchors, cards, clues) float32
+    find and variance, read-only."""
+    finds = np.stack([np.clip(f, 0.0, 1.0).T for f, _ in tables])
+    variances = np.stack([np.maximum(s - f * f, 0.0).T for f, s in tables])
+    return (_read_only(np.ascontiguousarray(finds, dtype=np.float32)),
+            _read_only(np.ascontiguousarray(variances, dtype=np.float32)))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    out = np.ascontiguousarray(array, dtype=np.float32)
+    out.flags.writeable = False
     return out
-
-
-def _decoy_transform(sorted_sims: np.ndarray, hand: int, slots: int,
-                     decoy_temperature: float | None) -> Callable[[np.ndarray], np.ndarray]:
-    """x -> (M, N): E[product of x over one listener's decoys] per removed sorted position,
-    for x = exp(-t v) at one node (see :class:`ListenerModel`)."""
-    n_cards = sorted_sims.shape[1]
-    if decoy_temperature is None:
-        if slots == 1:
-            weights = decoy_weights(n_cards - 1, hand, 1)
-            return lambda x: _leave_one_out(x, weights)
-        return lambda x: _best_two(x, hand)
-    q = softmax_submission(sorted_sims, decoy_temperature, hand)
-    keep = 1.0 - q
-    if slots == 1:
-        # a listener's card other than c: as from the whole deck, given that it is not c
-        return lambda x: ((q * x).sum(axis=1, keepdims=True) - q * x) / keep
-    # two draws without replacement: the first as above, the second as a draw from a hand
-    # of one card less, other than c and the first
-    r = softmax_submission(sorted_sims, decoy_temperature, hand - 1)
-    first = q / (1.0 - r)
-
-    def unnormalised(x: np.ndarray) -> np.ndarray:
-        second = (r * x).sum(axis=1, keepdims=True) - r * x          # without c
-        pair = (first * x).sum(axis=1, keepdims=True) - first * x    # first draw not c
-        square = (first * r * x * x).sum(axis=1, keepdims=True) - first * r * x * x
-        return second * pair - square
-
-    total = unnormalised(np.ones_like(q))
-    return lambda x: unnormalised(x) / total
 
 
 def _by_card(matrix: np.ndarray) -> np.ndarray:
-    """(clues, cards) float64 -> read-only contiguous (cards, clues) float32."""
-    out = np.ascontiguousarray(matrix.T, dtype=np.float32)
-    out.flags.writeable = False
-    return out
+    """(clues, cards) -> read-only contiguous (cards, clues) float32."""
+    return _read_only(matrix.T)
 
 
 def deck_rank_fraction(similarity: np.ndarray) -> np.ndarray:
@@ -266,21 +236,6 @@ def outcome_probabilities(p: np.ndarray | float, voters: int) -> dict[str, Any]:
     one = voters * p * (1.0 - p) ** (voters - 1)
     return {"none_found": none, "all_found": every, "exactly_one": one,
             "some_found": 1.0 - none - every}
-
-
-def _power(x: np.ndarray, k: int) -> np.ndarray:
-    """x ** k for a small non-negative integer k, by multiplication (faster than pow)."""
-    if k < 0:
-        raise ValueError(f"_power needs k >= 0, got {k}")
-    result = np.ones_like(x)
-    base = x
-    while k:
-        if k & 1:
-            result = result * base
-        k >>= 1
-        if k:
-            base = base * base
-    return result
 
 
 def expected_storyteller_points(p: np.ndarray | float, voters: int, rules: RuleSet,
@@ -320,16 +275,19 @@ def expected_storyteller_points(p: np.ndarray | float, voters: int, rules: RuleS
 _MODELS: weakref.WeakKeyDictionary[Any, dict[tuple, ListenerModel]] = weakref.WeakKeyDictionary()
 
 
-def listener_model(space: Any, temperature: float, hand_size: int, decoys_per_listener: int,
-                   other_listeners: int, decoy_temperature: float | None = None
-                   ) -> ListenerModel:
-    """The :class:`ListenerModel` of a space for one table shape, built once per process."""
+def listener_model(space: Any, temperature: float, rules: RuleSet, n_players: int,
+                   decoy_temperature: float | None = None) -> ListenerModel:
+    """The :class:`ListenerModel` of a space for a table of ``n_players`` under ``rules``
+    (softmax decoys at ``decoy_temperature``, None for best-match), built once per process
+    and shape."""
+    n_cards = np.shape(space.similarity)[1]
+    dynamics = HandDynamics.of(rules, n_players, n_cards)
     models = _MODELS.setdefault(space, {})
-    key = (float(temperature), hand_size, decoys_per_listener, other_listeners,
+    key = (float(temperature), dynamics,
            None if decoy_temperature is None else float(decoy_temperature))
     model = models.get(key)
     if model is None:
-        model = models[key] = ListenerModel.build(space.similarity, temperature, hand_size,
-                                                  decoys_per_listener, other_listeners,
-                                                  decoy_temperature)
+        model = models[key] = ListenerModel.build(
+            space.similarity, temperature, dynamics.hand_size, dynamics.per_player,
+            n_players - 2, decoy_temperature, dynamics)
     return model

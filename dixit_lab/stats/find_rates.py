@@ -2,8 +2,8 @@
 
 For every storyteller turn of a player whose agent predicts find probabilities (``ambiguity``,
 ``pragmatic``, ``calibrated``: agents with a ``predicted_find`` method), the agent is rebuilt
-from its spec and asked what it predicted for the (card, clue) it told, given its hand; the
-observed find rate of the turn is the share of listeners who voted for the card.
+from its spec and asked what it predicted for the (card, clue) it told, given its hand and the
+round; the observed find rate of the turn is the share of listeners who voted for the card.
 """
 
 from __future__ import annotations
@@ -85,15 +85,16 @@ def predicted_finds(batch: Any, cache: PredictionCache) -> np.ndarray:
                 continue
             turn_clues = [clues[i] for i in rows]
             cards = batch.storyteller_card[rows]
+            rounds = batch.round_number[rows]
             many = getattr(agent, "predicted_finds", None)
             if callable(many):
-                predicted[rows] = many(cards, turn_clues)
+                predicted[rows] = many(cards, turn_clues, rounds)
                 continue
             hands = batch.hands.take(rows).to_pylist()
             for slot, (row, hand) in enumerate(zip(rows, hands, strict=True)):
                 with contextlib.suppress(KeyError):  # a fallback clue outside the bank
                     predicted[row] = agent.predicted_find(hand, int(cards[slot]),
-                                                          turn_clues[slot])
+                                                          turn_clues[slot], int(rounds[slot]))
     return predicted
 
 
@@ -125,7 +126,7 @@ def turn_predictions(records: Iterable[GameRecord], untrusted: frozenset[str] = 
             if callable(predict) and rnd.storyteller_hand:
                 with contextlib.suppress(KeyError):  # a fallback clue outside the bank
                     predicted = predict(list(rnd.storyteller_hand), rnd.storyteller_card,
-                                        rnd.clue)
+                                        rnd.clue, index)
             rows.append({"game": record.meta.get("game", game), "round": index,
                          "player": names[seat], "agent": spec, "voters": voters,
                          "finders": finders, "observed": finders / voters,

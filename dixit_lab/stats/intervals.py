@@ -32,7 +32,8 @@ __all__ = ["ClusterSums", "PairedDifference", "bounded_mean_interval", "cluster_
 def wilson_from_effective(rate: float, n_effective: float,
                           confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion ``rate`` observed on ``n_effective`` (possibly
-    fractional) independent trials."""
+    fractional) independent trials. It always holds ``rate`` (at a rate of 0 or 1 the
+    rounding of ``centre - half`` would leave it a hair outside)."""
     from scipy.stats import norm
 
     if not n_effective > 0 or not math.isfinite(rate):
@@ -42,7 +43,7 @@ def wilson_from_effective(rate: float, n_effective: float,
     denominator = 1.0 + z * z / n
     centre = (rate + z * z / (2.0 * n)) / denominator
     half = z / denominator * math.sqrt(max(rate * (1.0 - rate), 0.0) / n + z * z / (4 * n * n))
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return (max(0.0, min(centre - half, rate)), min(1.0, max(centre + half, rate)))
 
 
 class ClusterSums(NamedTuple):

@@ -20,15 +20,16 @@ def ready(spec, space, n_players=5):
 
 
 @pytest.mark.parametrize("target", [0.2, 0.5, 0.8])
-def test_tells_the_pair_closest_to_target(target):
+@pytest.mark.parametrize("round_index", [0, 3, 9])
+def test_tells_the_pair_closest_to_target(target, round_index):
     space = one_clue_per_card()
     agent = ready(f"ambiguity(target={target}, temperature=0.3)", space)
     hand = (3, 9, 14, 27, 31, 40)
-    clue = agent.tell(TellView(0, 0, hand, (0,) * 5, ()))
+    clue = agent.tell(TellView(0, round_index, hand, (0,) * 5, ()))
     assert clue.card in hand
-    predictions = agent.model.find[list(hand)]
+    predictions = agent.model.find_at(round_index)[list(hand)]
     best_gap = np.abs(predictions - target).min()
-    told = agent.predicted_find(list(hand), clue.card, clue.text)
+    told = agent.predicted_find(list(hand), clue.card, clue.text, round_index)
     assert abs(told - target) <= best_gap + agent.tolerance + 1e-6
 
 
@@ -39,7 +40,7 @@ def test_higher_target_means_more_obvious_clues():
     for target in (0.1, 0.5, 0.9):
         agent = ready(f"ambiguity(target={target}, temperature=0.3)", space)
         clue = agent.tell(TellView(0, 0, tuple(hand), (0,) * 5, ()))
-        found.append(agent.predicted_find(hand, clue.card, clue.text))
+        found.append(agent.predicted_find(hand, clue.card, clue.text, 0))
     assert found[0] < found[1] < found[2]
     assert abs(found[1] - 0.5) < 0.05
 

@@ -49,12 +49,13 @@ class _PairSearchAmbiguity(AmbiguityAgent):
 
     name = "ambiguity"
 
-    def score_matrix(self) -> None:
-        self._fixed = super().score_matrix()
+    def score_matrix(self, find: np.ndarray, variance: np.ndarray) -> None:
         return None
 
-    def pair_scores(self, hand: list[int]) -> np.ndarray:
-        return self._fixed[hand]
+    def pair_scores(self, hand: list[int], round_index: int) -> np.ndarray:
+        model = self.model  # the round's table, as ambiguity scores it
+        return AmbiguityAgent.score_matrix(self, model.find_at(round_index),
+                                           model.variance_at(round_index))[hand]
 
 
 def test_the_pair_search_plays_the_games_the_fixed_table_plays():

@@ -22,8 +22,8 @@ def test_tells_the_pair_with_the_most_expected_points():
         agent = ready("pragmatic", space, rules)
         hand = [2, 8, 15, 22, 35, 50]
         clue = agent.tell(TellView(0, 0, tuple(hand), (0,) * 5, ()))
-        points = expected_storyteller_points(agent.model.find[hand], 4, rules,
-                                             agent.model.find_variance[hand])
+        points = expected_storyteller_points(agent.model.find_at(0)[hand], 4, rules,
+                                             agent.model.variance_at(0)[hand])
         row = hand.index(clue.card)
         column = space.clue_index(clue.text)
         assert points[row, column] >= points.max() - agent.tolerance - 1e-6
@@ -36,7 +36,8 @@ def test_lone_finder_bonus_makes_it_aim_lower():
     lone = ready("pragmatic(temperature=0.3)", space, get_rules("classic", lone_finder_points=6))
     a = plain.tell(TellView(0, 0, tuple(hand), (0,) * 5, ()))
     b = lone.tell(TellView(0, 0, tuple(hand), (0,) * 5, ()))
-    assert lone.predicted_find(hand, b.card, b.text) < plain.predicted_find(hand, a.card, a.text)
+    assert (lone.predicted_find(hand, b.card, b.text, 0)
+            < plain.predicted_find(hand, a.card, a.text, 0))
 
 
 def test_voter_distrusts_a_perfect_but_typical_decoy():

@@ -129,21 +129,26 @@ def test_a_type_scores_pairs_as_pragmatic_told_its_space_and_temperature():
     agent = make_agent(SMALL)
     agent.begin_game(_context(4))
     hand = [3, 9, 14, 27, 31, 40]
-    assert np.allclose(agent.table_posterior, 0.25)
-    assert np.allclose(agent.pair_scores(hand), agent.type_points[:, hand].mean(axis=0),
-                       atol=1e-6)
     labels = [(t.embedder, t.noise) for t in agent.types]
-    for (embedder, noise), spec in [
-            (("text", 0.0), "pragmatic(embedder=text)"),
-            (("conse", 0.1), f"pragmatic(temperature={effective_temperature(0.05, 0.1)!r})")]:
-        oracle = make_agent(spec)
-        oracle.begin_game(_context(4))
-        h = labels.index((embedder, noise))
-        agent.log_posterior[1:] = -50.0
-        agent.log_posterior[1:, h] = 0.0  # every listener's votes say "this type"
-        assert agent.table_posterior[h] > 0.999
-        assert np.array_equal(agent.type_points[h], oracle.table_scores)
-        assert np.allclose(agent.pair_scores(hand), oracle.table_scores[hand], atol=1e-6)
+    for round_index in (0, 6):
+        typed = agent.type_points(hand, round_index)
+        agent.log_posterior[:] = 0.0
+        assert np.allclose(agent.table_posterior, 0.25)
+        assert np.allclose(agent.pair_scores(hand, round_index), typed.mean(axis=0),
+                           atol=1e-6)
+        for (embedder, noise), spec in [
+                (("text", 0.0), "pragmatic(embedder=text)"),
+                (("conse", 0.1),
+                 f"pragmatic(temperature={effective_temperature(0.05, 0.1)!r})")]:
+            oracle = make_agent(spec)
+            oracle.begin_game(_context(4))
+            h = labels.index((embedder, noise))
+            agent.log_posterior[1:] = -50.0
+            agent.log_posterior[1:, h] = 0.0  # every listener's votes say "this type"
+            assert agent.table_posterior[h] > 0.999
+            told = oracle.pair_scores(hand, round_index)
+            assert np.array_equal(typed[h], told)
+            assert np.allclose(agent.pair_scores(hand, round_index), told, atol=1e-6)
 
 
 def test_plays_legal_games_on_the_reference_engine_only():

@@ -33,6 +33,26 @@ def fixture_games(tmp_path_factory):
     return folder
 
 
+def test_fit_listener_holds_out_whole_deals_across_sweep_points(tmp_path):
+    """Two sweep points (4 and 5 players) that reuse the deals 0..12 of one experiment seed:
+    deals 4 and 9 are held out at both table sizes, so the fit never sees a held-out deal
+    (holding out every 5th game by position would hold out deal 1's 5-player game while
+    training on its 4-player game)."""
+    deck = load_deck("dreams")
+    for point, n_players in enumerate((4, 5)):
+        records = []
+        for deal in range(13):
+            agents = [make_agent("ambiguity(target=0.5)")] + \
+                [make_agent("softmax") for _ in range(n_players - 1)]
+            records.append(play_game(agents, get_rules("classic"), deck, game_seed(11, deal)))
+        folder = tmp_path / "points" / f"{point:03d}"
+        folder.mkdir(parents=True)
+        write_jsonl(records, folder / "games.jsonl")
+    info = fit_listener([tmp_path]).info
+    assert info["holdout"]["deals"] == 2 and info["holdout"]["games"] == 4
+    assert "deal" in info["holdout"]["rule"]
+
+
 def test_fit_listener_writes_plain_json(fixture_games, tmp_path):
     fitted = fit_listener([fixture_games])
     path = fitted.save(tmp_path / "model.json")
@@ -42,16 +62,19 @@ def test_fit_listener_writes_plain_json(fixture_games, tmp_path):
     assert data["info"]["votes"] > 1000
     loaded = FittedListener.load(path)
     assert loaded == fitted
-    # the fit beats the prior on the held-out games (every 5th game: 8 of 40)
+    # the fit beats the prior on the held-out games (every 5th deal: 8 of 40)
     info = fitted.info
-    assert info["holdout"]["games"] == 8
+    assert info["holdout"]["games"] == info["holdout"]["deals"] == 8
     assert info["fitted"]["votes"] == info["holdout"]["votes"] < info["votes"] / 4
     y_mean = info["fitted"]["mean_observed"]
     prior = -(y_mean * np.log(y_mean) + (1 - y_mean) * np.log(1 - y_mean))
     assert info["fitted"]["log_loss"] < prior
     assert info["fitted_in_sample"]["votes"] + info["fitted"]["votes"] == info["votes"]
+    # a bin's interval, or null when its votes come from one round (plain JSON: no NaN)
     assert all(0 <= row["ci_low"] <= row["observed"] <= row["ci_high"] <= 1
-               for row in info["reliability_fitted"])
+               if row["ci_low"] is not None else row["ci_high"] is None
+               for row in info["reliability_fitted"] + info["reliability_analytic"])
+    assert "NaN" not in path.read_text()
     assert info["voters_seen"] == [3]
 
 
@@ -66,7 +89,8 @@ def test_cli_fit_listener_and_calibrated_agent(fixture_games, tmp_path, capsys):
         assert rnd.storyteller_card in rnd.storyteller_hand and not rnd.faults
     teller = agents[0]
     told = next(r for r in record.rounds if r.storyteller == 0)
-    p = teller.predicted_find(list(told.storyteller_hand), told.storyteller_card, told.clue)
+    p = teller.predicted_find(list(told.storyteller_hand), told.storyteller_card, told.clue,
+                              record.rounds.index(told))
     assert 0.0 < p < 1.0
 
 

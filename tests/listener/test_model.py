@@ -1,5 +1,5 @@
-"""The exact listener model against enumeration and Monte Carlo simulations of the same model,
-on hand-made and on the shipped similarity matrices."""
+"""The listener model against enumeration, against Monte Carlo simulations of real hands on
+the shipped similarity matrix, and against the votes of engine games at 3 to 6 players."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from dixit_lab.listener.model import (
     decoy_rank_probability,
     decoy_weights,
     expected_storyteller_points,
+    listener_model,
     outcome_probabilities,
     softmax_submission,
 )
+from dixit_lab.listener.tables import softmax_tables
 
 
 @pytest.mark.parametrize(("pool", "hand", "slot"), [(10, 3, 1), (10, 3, 2), (83, 6, 1),
@@ -51,18 +53,19 @@ def _monte_carlo(sims, temperature, hand, slots, others, clue, card, rng, trials
 def test_find_probability_matches_simulation(hand, slots, others, tolerance):
     rng = np.random.default_rng(0)
     sims = rng.normal(0.3, 0.08, (4, 30))
-    model = ListenerModel.build(sims, 0.05, hand, slots, others)
+    find = ListenerModel.build(sims, 0.05, hand, slots, others).find_at(0)
     for clue in range(4):
         for card in (0, 11, 29):
             simulated = _monte_carlo(sims, 0.05, hand, slots, others, clue, card, rng)
-            assert abs(simulated - model.find[card, clue]) < tolerance
+            assert abs(simulated - find[card, clue]) < tolerance
 
 
 def test_find_probability_rises_with_similarity():
     sims = np.tile(np.linspace(0, 0.5, 20), (1, 1))
-    model = ListenerModel.build(sims, 0.05, 6, 1, 3)
-    assert np.all(np.diff(model.find[:, 0]) > 0)
-    assert model.find.min() >= 0 and model.find.max() <= 1
+    for decoys in (None, 0.05):
+        find = ListenerModel.build(sims, 0.05, 6, 1, 3, decoys).find_at(0)
+        assert np.all(np.diff(find[:, 0]) > 0)
+        assert find.min() >= 0 and find.max() <= 1
 
 
 def test_outcome_probabilities_sum_to_one():
@@ -81,7 +84,7 @@ def test_vote_probabilities_of_the_model_sum_to_one():
     model = ListenerModel.build(sims, 0.1, 3, 1, 1)  # one other listener: hand of 3 from 3
     # the only hand without card 0 is {1, 2, 3}; its best match is card 3 (0.4)
     a, d = math.exp(0.1 / 0.1), math.exp(0.4 / 0.1)
-    assert math.isclose(model.find[0, 0], a / (a + d), rel_tol=1e-5)
+    assert math.isclose(model.find_at(0)[0, 0], a / (a + d), rel_tol=1e-5)
     assert math.isclose(a / (a + d) + d / (a + d), 1.0)
 
 
@@ -97,16 +100,27 @@ def test_expected_points_peak_where_some_but_not_all_find():
     assert np.all(uncertain <= points + 1e-12)
 
 
+def _hands(rng, pool, weights, trials, hand):
+    """(trials, hand) hands drawn without replacement from ``pool``, each next card ∝
+    ``weights`` among those left (uniform weights: a uniformly random hand)."""
+    keys = np.log(rng.random((trials, len(pool)))) / weights[None, :]  # Efraimidis-Spirakis
+    return pool[np.argsort(-keys, axis=1)[:, :hand]]
+
+
 def _simulate(row, temperature, hand, slots, others, card, rng, decoy_temperature=None,
-              trials=12000):
-    """Monte Carlo of the model for one (clue row, card): mean and standard error of a/(a+X)."""
+              trials=12000, law=None):
+    """Monte Carlo of real hands for one (clue row, card): each other listener's hand is
+    drawn without replacement from the deck without ``card`` (by ``law``, default
+    uniform), its decoys are its best cards or softmax draws without replacement; mean,
+    standard error and variance of a/(a+X)."""
     pool = np.array([x for x in range(len(row)) if x != card])
+    weights = np.ones(len(pool)) if law is None else np.asarray(law)[pool]
     row = np.asarray(row, dtype=np.float64) - max(row)
     weight = np.exp(row / temperature)
     a = weight[card]
     x = np.zeros(trials)
     for _ in range(others):
-        hands = pool[np.argsort(rng.random((trials, len(pool))), axis=1)[:, :hand]]
+        hands = _hands(rng, pool, weights, trials, hand)
         if decoy_temperature is None:
             x += np.sort(weight[hands], axis=1)[:, -slots:].sum(axis=1)
             continue
@@ -128,17 +142,19 @@ def shipped_similarity():
 
 
 @pytest.mark.parametrize(("hand", "slots", "others", "decoy_temperature", "tolerance"),
-                         [(6, 1, 3, None, 0.004), (6, 1, 3, 0.05, 0.006),
-                          (7, 2, 1, None, 0.004)])
-def test_exact_model_matches_simulation_on_the_shipped_space(
+                         [(6, 1, 3, None, 0.004), (7, 2, 1, None, 0.004),
+                          (6, 1, 3, 0.05, 0.004), (6, 1, 4, 0.05, 0.004),
+                          (7, 2, 1, 0.05, 0.004)])
+def test_model_matches_simulated_hands_on_the_shipped_space(
         shipped_similarity, hand, slots, others, decoy_temperature, tolerance):
     """On the real conse/dreams matrix, at the pairs an ambiguity storyteller aims at (the
-    model's find probability near 0.1 ... 0.9), the model is Monte Carlo within sampling
-    error; its variance too."""
+    model's find probability near 0.1 ... 0.9): best-match decoys are exact (Monte Carlo
+    within sampling error), softmax decoys within ``tolerance`` of hands drawn without
+    replacement (two decoys at three players included); the variance too."""
     rng = np.random.default_rng(5)
     model = ListenerModel.build(shipped_similarity, 0.05, hand, slots, others,
                                 decoy_temperature)
-    find, variance = model.find, model.find_variance
+    find, variance = model.find_at(0), model.variance_at(0)
     for target in (0.1, 0.5, 0.9):
         candidates = np.argwhere(np.abs(find - target) < 0.02)
         for card, clue in candidates[rng.choice(len(candidates), 2, replace=False)]:
@@ -148,19 +164,37 @@ def test_exact_model_matches_simulation_on_the_shipped_space(
             assert abs(var - variance[card, clue]) < 0.003
 
 
+@pytest.mark.parametrize(("hand", "slots", "others"), [(6, 1, 3), (7, 2, 1)])
+def test_a_pool_law_other_than_uniform_matches_simulated_hands(shipped_similarity, hand,
+                                                               slots, others):
+    """Hands whose slots favour some cards (as late in a game): the tables at that pool law
+    against hands drawn card by card in proportion to it, without replacement."""
+    rng = np.random.default_rng(8)
+    law = rng.uniform(0.3, 1.7, shipped_similarity.shape[1])
+    law /= law.sum()
+    clues = rng.choice(len(shipped_similarity), 6, replace=False)
+    sims = shipped_similarity[clues]
+    [(find, _)], _ = softmax_tables(sims, 0.05, 0.05, hand, slots, others, law[None])
+    for row, clue in enumerate(clues):
+        for card in rng.choice(sims.shape[1], 3, replace=False):
+            mean, error, _ = _simulate(shipped_similarity[clue], 0.05, hand, slots, others,
+                                       card, rng, 0.05, law=law)
+            assert abs(mean - find[row, card]) < 0.006 + 3 * error
+
+
 def test_best_two_decoys_by_enumeration():
     """The joint law of a hand's two best cards, checked by listing every hand."""
     from itertools import combinations
     rng = np.random.default_rng(2)
     sims = rng.normal(0.3, 0.1, (2, 8))
-    model = ListenerModel.build(sims, 0.1, 3, 2, 1)
+    find = ListenerModel.build(sims, 0.1, 3, 2, 1).find_at(0)
     for clue in range(2):
         weight = np.exp(sims[clue] / 0.1)
         for card in range(8):
             pool = [x for x in range(8) if x != card]
             ratios = [weight[card] / (weight[card] + sum(sorted(weight[list(h)])[-2:]))
                       for h in combinations(pool, 3)]
-            assert math.isclose(model.find[card, clue], np.mean(ratios), rel_tol=1e-5)
+            assert math.isclose(find[card, clue], np.mean(ratios), rel_tol=1e-5)
 
 
 def test_softmax_submission_is_a_distribution_that_favours_similar_cards():
@@ -180,3 +214,78 @@ def test_softmax_submission_is_a_distribution_that_favours_similar_cards():
     # ... which is within 0.01 of drawing the hand without replacement
     exact = decoy_rank_probability(40, 6, 1) * 6 / 40
     assert np.abs(np.take_along_axis(cold, order, axis=1) - exact).max() < 0.01
+
+
+def _engine_turns(n_players, games, seed=21):
+    """(predicted, expected) find rate and game of every turn of an ``ambiguity`` storyteller
+    among ``softmax`` listeners, in batched-engine games (its seat rotating): ``predicted``
+    is its model's prediction for the round, ``expected`` the chance that a listener votes
+    for the card given the cards actually displayed (the listeners' softmax over the cards
+    each may vote for; the same mean as the observed votes, without their noise)."""
+    from dixit_lab.core.agent import make_agent
+    from dixit_lab.core.cards import load_deck
+    from dixit_lab.core.seeding import game_seed
+    from dixit_lab.engine.batched import play_batch
+    from dixit_lab.records.format import GameRecord
+
+    rules, deck = get_rules("classic"), load_deck("dreams")
+    teller = make_agent("ambiguity(target=0.5)")
+    listener = make_agent("softmax(temperature=0.05)")
+    tables = [[listener] * n_players for _ in range(games)]
+    for g, table in enumerate(tables):
+        table[g % n_players] = teller
+    lines = play_batch(tables, rules, deck, [game_seed(seed, g) for g in range(games)])
+    space = teller.space
+    sims = np.asarray(space.similarity, dtype=np.float64)
+    rows = []
+    for g, line in enumerate(lines):
+        record = GameRecord.from_json(line)
+        for index, rnd in enumerate(record.rounds):
+            if rnd.storyteller != g % n_players:
+                continue
+            clue = space.clue_index(rnd.clue)
+            weight = np.exp((sims[clue] - sims[clue].max()) / 0.05)
+            shown = np.array(rnd.display)
+            owners = np.array(rnd.card_owner)
+            chances = [weight[rnd.storyteller_card] / weight[shown[owners != seat]].sum()
+                       for seat in range(n_players) if seat != rnd.storyteller]
+            rows.append((teller.predicted_find(list(rnd.storyteller_hand),
+                                               rnd.storyteller_card, rnd.clue, index),
+                         float(np.mean(chances)), g, index))
+    return np.array(rows)
+
+
+@pytest.mark.parametrize(("n_players", "games"), [(3, 200), (4, 220), (5, 370), (6, 600)])
+def test_model_predicts_the_votes_of_engine_games(n_players, games):
+    """At every table size of the classic rules (three players: hands of 7, two decoys), over
+    about 800 turns of an ambiguity storyteller aiming at 0.5 among softmax listeners: the
+    mean predicted find rate is the mean chance of a find within sampling error (clustered
+    by game) plus 0.01, in the first three rounds and after them too."""
+    from dixit_lab.stats.intervals import cluster_sums
+
+    turns = _engine_turns(n_players, games)
+    for part in (turns, turns[turns[:, 3] < 3], turns[turns[:, 3] >= 3]):
+        sums = cluster_sums(part[:, 1] - part[:, 0], part[:, 2])
+        error = math.sqrt(sums.robust_variance())
+        assert abs(sums.mean) < 0.01 + 3 * error, (n_players, sums.mean, error, len(part))
+
+
+@pytest.mark.parametrize("n_players", [3, 6])
+def test_a_rounds_table_is_the_table_of_its_pool_law(shipped_similarity, n_players):
+    """A round's table is interpolated between three anchor rounds along the pool law's path;
+    at every round it is within 0.004 of the table computed directly at that round's law (on
+    150 clues)."""
+    from dixit_lab.embeddings import get_space
+
+    rules = get_rules("classic")
+    model = listener_model(get_space("conse", "dreams", "default"), 0.05, rules, n_players,
+                           0.05)
+    clues = np.arange(0, len(shipped_similarity), len(shipped_similarity) // 150)
+    direct, _ = softmax_tables(shipped_similarity[clues], 0.05, 0.05,
+                               rules.hand_size_for(n_players), rules.cards_per_player(n_players),
+                               n_players - 2, model.pool_law)
+    for round_index, (find, _) in enumerate(direct):
+        table = model.find_at(round_index)[:, clues].T
+        assert np.abs(table - find).max() < 0.004, round_index
+    # the hands lose the cards that match clues well: later rounds are found more often
+    assert model.find_at(model.rounds - 1).mean() > model.find_at(0).mean() + 0.01

@@ -69,3 +69,13 @@ def test_holm_steps_down():
     # sorted: 0.005 <= 0.05/4, 0.01 <= 0.05/3, 0.03 > 0.05/2: stop
     assert holm(p, 0.05).tolist() == [True, False, False, True, False]
     assert not holm([0.2, 0.3], 0.05).any()
+
+
+def test_wilson_interval_holds_a_rate_of_zero_or_one():
+    from dixit_lab.stats.intervals import wilson_from_effective
+
+    for n in (3.0, 12.0, 41.7, 1000.0):
+        low, high = wilson_from_effective(0.0, n)
+        assert low == 0.0 <= high
+        low, high = wilson_from_effective(1.0, n)
+        assert low <= 1.0 == high
