@@ -10,12 +10,11 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-from dixit_lab.errors import UserError
+from dixit_lab.errors import UserError, install_hint
 
 __all__ = ["add_commands", "cmd_play", "cmd_view"]
 
-_MISSING = ('the web pages need fastapi and uvicorn: pip install "dixit-lab[web]" '
-            '({error})')
+_MISSING = f"the web pages need fastapi and uvicorn: {install_hint('web')} ({{error}})"
 GRACE_SECONDS = 30.0  # the server stays up this long after the last game, for the last pages
 
 
