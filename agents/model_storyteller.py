@@ -14,7 +14,7 @@ from dixit_lab.policy.batch_tools import orderable, searchsorted_rows
 from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
 from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
 
-__all__ = ["DECOY_MODELS", "ModelStoryteller"]
+__all__ = ["DECOY_MODELS", "ModelStoryteller", "NearBest", "near_best"]
 
 #: how a model storyteller assumes the other listeners choose their decoys
 DECOY_MODELS = ("softmax", "best")
@@ -94,10 +94,8 @@ class ModelStoryteller(LiteralAgent):
             card, clue = self.decide.tell(view.hand, None)
             return Clue(card, self.space.clues.texts[clue])
         hand = list(view.hand)  # scores that depend on the hand: every pair of it
-        scores = self.pair_scores(hand)
-        near = scores >= scores.max() - self.tolerance
-        similarity = np.where(near, self.similarity_by_card[hand], -np.inf)
-        row, clue = divmod(int(np.argmax(similarity)), similarity.shape[1])
+        row, clue = near_best(self.pair_scores(hand), self.similarity_by_card[hand],
+                              self.tolerance)
         return Clue(hand[row], self.space.clues.texts[clue])
 
     def predicted_find(self, hand: list[int], card: int, clue_text: str) -> float:
@@ -129,9 +127,24 @@ class ModelStoryteller(LiteralAgent):
         return self.policy(MANY)
 
 
+def near_best(scores: np.ndarray, similarity: np.ndarray, tolerance: float) -> tuple[int, int]:
+    """The tie-break of every model storyteller, on one hand's (h, n_clues) pair scores and
+    similarities: among the pairs whose score is within ``tolerance`` of the best, the most
+    similar; among equally similar pairs, the first card of the hand, then the lowest clue row.
+    Compared in float32, as :class:`NearBest` (its index for a fixed table) compares them.
+    Returns the (position in the hand, clue row)."""
+    scores = np.asarray(scores, dtype=np.float32)
+    threshold = scores.max() - np.float32(tolerance)
+    near = np.where(scores >= threshold, np.asarray(similarity, dtype=np.float32),
+                    np.float32(-np.inf))
+    row, clue = divmod(int(np.argmax(near)), near.shape[1])
+    return row, clue
+
+
 class NearBest:
-    """A fixed score table, indexed for the tell: among the (card of the hand, clue) pairs
-    whose score is within ``tolerance`` of the hand's best, the clue most similar to its card.
+    """A fixed score table, indexed for the tell: :func:`near_best`'s choice for many hands at
+    once. Among the (card of the hand, clue) pairs whose score is within ``tolerance`` of the
+    hand's best, the clue most similar to its card.
 
     Each card's clues are sorted by score once, with a running best (similarity, then lowest
     clue row) along that order, so a tell is a binary search per card of the hand and a

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -55,7 +56,8 @@ def test_at_most_twelve_modules_directly_in_the_package():
 
 
 @pytest.mark.skipif(shutil.which("lint-imports") is None
-                    and not Path(sys.executable).with_name("lint-imports").exists(),
+                    and not Path(sys.executable).with_name("lint-imports").exists()
+                    and os.environ.get("CI") != "true",  # in CI a missing tool fails
                     reason="import-linter is not installed ([dev])")
 def test_the_import_contracts_hold():
     command = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))

@@ -3,8 +3,12 @@ makes legal moves through the JSON API (as a program taking a seat would)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +92,54 @@ def play_seat(client: Any, token: str, timeout: float = 120.0) -> list[dict[str,
         view = response.json()
         seen.append(view)
     return seen
+
+
+def until_people_decide(table: PlayTable, timeout: float = 60.0) -> int:
+    """Wait until the table waits for people only (no agent is thinking): its version then,
+    which stays until a person moves."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with table.cond:
+            people = {human.seat for human in table.humans if human.pending is not None}
+            if table.waiting and table.waiting <= people:
+                return table.version
+        assert time.monotonic() < deadline, "the table never waited for a person"
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[tuple[str, Any]]:
+    """``app`` served by uvicorn on a loopback port, in a thread: its base URL and the
+    ``uvicorn.Server``."""
+    from dixit_lab.web.server import bind, serve
+
+    sock = bind("127.0.0.1", 0)
+    server = serve(app)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert time.monotonic() < deadline and thread.is_alive(), "the server never started"
+            time.sleep(0.02)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", server
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+async def raw_get(base: str, path: str, timeout: float = 30.0) -> tuple[int, Any]:
+    """GET ``path`` on a new connection (asyncio streams: an HTTP client's pool would cost
+    more than the server under test): the status and the JSON body."""
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+                     .encode("ascii"))
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), timeout)
+    finally:
+        writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), json.loads(body)

@@ -120,13 +120,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     data = read_yaml_file(args.config)
     out = Path(args.out) if args.out else config.results_dir()
-    candidates = tune(data, args.config, out, workers=args.workers)
-    alive = [c for c in candidates if c.alive]
-    best = max(alive, key=lambda c: c.mean)
-    print(f"best value: {best.value:g} (mean {best.mean:.3f} ± {best.half_width:.3f} = 95% "
-          f"interval half-width, {len(best.samples)} games); still in the race: "
-          f"{', '.join(f'{c.value:g}' for c in alive)}")
-    print(f"wrote {out / 'tune.csv'} and {out / 'tune.png'}")
+    tune(data, args.config, out, workers=args.workers)  # it prints the verdict
+    print(f"wrote {out / 'tune.csv'}, {out / 'tune.json'} and {out / 'tune.png'}")
     return 0
 
 

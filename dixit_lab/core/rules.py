@@ -31,6 +31,7 @@ __all__ = [
     "max_round_points",
     "round_outcome",
     "round_points",
+    "score_batch",
     "score_round",
     "search_points",
     "vote_bonus",
@@ -86,6 +87,9 @@ class RuleSet:
     #: a listener's points per vote on its own card (the vote bonus, at most
     #: ``vote_bonus_cap`` points a round)
     vote_bonus_points: int = 1
+    #: a listener may vote for a card it put on the table; that vote finds nothing and earns
+    #: no bonus (the bonus is for other players' votes)
+    own_card_votes: bool = False
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -136,8 +140,10 @@ def _problems(rules: RuleSet) -> list[str]:
         value = getattr(rules, field)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             problems.append(f"{field} must be a non-negative integer, got {value!r}")
-    if not isinstance(rules.fixed_hands, bool):
-        problems.append(f"fixed_hands must be true or false, got {rules.fixed_hands!r}")
+    for field in ("fixed_hands", "own_card_votes"):
+        value = getattr(rules, field)
+        if not isinstance(value, bool):
+            problems.append(f"{field} must be true or false, got {value!r}")
     for field in ("lone_finder_points", "vote_bonus_cap", "target_score", "all_found_points"):
         value = getattr(rules, field)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)
@@ -172,24 +178,37 @@ PRESETS: dict[str, dict[str, Any]] = {
     "quest": dict(max_players=6, vote_bonus_cap=3, target_score=30, hand_size_three_players=6,
                   deck_exhausted="end_when_cannot_refill"),
     # DixitWorld's arena (arXiv 2510.10117; github.com/HKUST-KnowComp/DixitWorld, commit
-    # a849288, see docs/vlm.md): 4 players (src/config.py NUM_PLAYERS, experiments/
-    # parallel_model_comparison.py create_agents), 4-card hands dealt once and kept every round
-    # (config.py CARDS_PER_PLAYER; the rounds play copies of the dealt hands, nothing is drawn),
-    # 12 rounds from seat 0 and no target (parallel_model_comparison.py rounds_per_phase,
-    # storyteller_index); its _calculate_scores: finders 3 also when all find, +1 at most for
-    # the votes on one's card.
+    # a849288, see docs/vlm.md) as its code is written: 4 players (src/config.py NUM_PLAYERS,
+    # experiments/parallel_model_comparison.py create_agents), 4-card hands dealt once and kept
+    # every round (config.py CARDS_PER_PLAYER; the rounds play copies of the dealt hands,
+    # parallel_model_comparison.py line 156), 12 rounds from seat 0 and no target (line 70
+    # rounds_per_phase, line 163 storyteller_index); its _calculate_scores (lines 260-307):
+    # finders 3 also when all find, +1 at most for the votes on one's card (lines 298-300);
+    # no vote on one's own card (the filter of line 357).
     "dixitworld": dict(min_players=4, max_players=4, hand_size=4, fixed_hands=True,
                        max_rounds=12, all_found_points=3, vote_bonus_cap=1),
+    # The same arena as its code runs, which is how its published figures were made: the
+    # bonus of lines 298-300 is never paid, because `selected_distractor` is set (line 323)
+    # only on the copy of the agent that a multiprocessing pool worker received (lines
+    # 185-189), so the round's own agents keep the None of src/agents.py line 56; for the
+    # same reason the filter of line 357 gets an empty list and line 359 lets a listener vote
+    # for any card on the table, its own included (its prompt does not say which is its own).
+    # Its second phase is a fresh random deal (run_parallel_rounds deals again, lines 88-89,
+    # over the hands reverse_hands swapped at line 477): that is the schedule's part, a fresh
+    # deal every game (experiments/dixitworld_arena_as_run.yaml).
+    "dixitworld_as_run": dict(min_players=4, max_players=4, hand_size=4, fixed_hands=True,
+                              max_rounds=12, all_found_points=3, vote_bonus_cap=1,
+                              vote_bonus_points=0, own_card_votes=True),
 }
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(RuleSet))
 _LATER_OPTIONS: dict[str, Any] = {"all_found_points": None, "fixed_hands": False,
-                                   "vote_bonus_points": 1}
+                                   "vote_bonus_points": 1, "own_card_votes": False}
 
 
 def get_rules(name: str = "classic", **overrides: Any) -> RuleSet:
-    """Return the preset ``name`` (``classic``, ``refresh``, ``quest``, ``dixitworld``) with
-    ``overrides``.
+    """Return the preset ``name`` (``classic``, ``refresh``, ``quest``, ``dixitworld``,
+    ``dixitworld_as_run``) with ``overrides``.
 
     >>> get_rules("classic", lone_finder_points=4).lone_finder_points
     4
@@ -210,7 +229,9 @@ class RoundScore:
     """Points of one round, each tuple indexed by seat.
 
     ``points = search + bonus`` where ``search`` holds the storyteller's and finders' points
-    (or the all-or-none points) and ``bonus`` the capped +1 per vote on one's own cards.
+    (or the all-or-none points) and ``bonus`` the capped +1 per vote on one's own cards;
+    ``votes_received`` counts the votes of other players (a vote on one's own card, which
+    ``own_card_votes`` allows, finds nothing and is received by nobody).
     """
 
     points: tuple[int, ...]
@@ -287,7 +308,7 @@ def _check_round(
         ):
             raise IllegalAction(f"seat {seat} voted for card {index!r}, out of range "
                                 f"0..{len(card_owner) - 1}")
-        if card_owner[index] == seat:
+        if card_owner[index] == seat and not rules.own_card_votes:
             raise IllegalAction(f"seat {seat} voted for its own card (displayed index {index})")
     return n_players
 
@@ -367,7 +388,7 @@ def round_points(rules: RuleSet, storyteller: int, card_owner: Sequence[int],
         if owner == storyteller:
             found[seat] = True
             finders += 1
-        else:
+        elif owner != seat:  # a vote on one's own card (own_card_votes) earns nothing
             received[owner] += 1
     teller, finder, missed = search_points(rules, n)
     hit, miss = finder[finders], missed[finders]
@@ -391,7 +412,7 @@ def _score(
         owner = card_owner[index]
         if owner == storyteller:
             finders.append(seat)
-        else:
+        elif owner != seat:
             votes_received[owner] += 1
     finders.sort()
     teller, finder, missed = search_points(rules, n_players)
@@ -408,3 +429,27 @@ def _score(
         finders=tuple(finders),
         outcome=round_outcome(count, n_players - 1),
     )
+
+
+def score_batch(rules: RuleSet, teller: np.ndarray, display: np.ndarray,
+                card_owner: np.ndarray, votes: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """The points by seat of many rounds at once, (R, n): :func:`search_points` and
+    :func:`vote_bonus` over arrays (the batched engine's scoring), the rule
+    :func:`round_points` applies to one round. ``votes`` is (R, n) with -1 for the
+    storyteller, ``cards`` the storyteller's cards (R,)."""
+    n = votes.shape[1]
+    target = np.argmax(display == cards[:, None], axis=1)
+    voting = votes >= 0
+    found = voting & (votes == target[:, None])
+    finders = found.sum(axis=1)
+    owner_of_vote = np.take_along_axis(card_owner, np.maximum(votes, 0), axis=1)
+    # a vote on one's own card (own_card_votes) finds nothing and is received by nobody
+    decoy_votes = voting & ~found & (owner_of_vote != np.arange(n)[None, :])
+    received = np.stack([(decoy_votes & (owner_of_vote == seat)).sum(axis=1)
+                         for seat in range(n)], axis=1)
+    storyteller, finder, missed = (np.asarray(table, dtype=np.int64)
+                                   for table in search_points(rules, n))
+    points = np.where(found, finder[finders][:, None], missed[finders][:, None])
+    points = points + vote_bonus(rules, received)
+    is_teller = np.arange(n)[None, :] == teller[:, None]
+    return np.where(is_teller, storyteller[finders][:, None], points)

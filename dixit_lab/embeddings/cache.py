@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab import atomic
+import dixit_lab.atomic as atomic
 from dixit_lab.core.cards import Card
 from dixit_lab.embeddings.base import Embedder, card_content_hash, check_output, text_hash
 from dixit_lab.progress import progress

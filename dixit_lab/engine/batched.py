@@ -22,7 +22,7 @@ import numpy as np
 
 from dixit_lab.core.agent import Agent, GameContext
 from dixit_lab.core.cards import Deck
-from dixit_lab.core.rules import RuleSet, search_points, vote_bonus
+from dixit_lab.core.rules import RuleSet, score_batch
 from dixit_lab.core.seeding import (
     Streams,
     game_key,
@@ -35,7 +35,7 @@ from dixit_lab.engine.batch_output import columns, json_lines
 from dixit_lab.records.batches import GameBatch
 
 __all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "batch_blocker", "batch_supported",
-           "play_batch", "rules_supported", "score_batch"]
+           "play_batch", "rules_supported"]
 
 
 class Draws:
@@ -429,26 +429,3 @@ class _Batch:
         self.hands[rows] = hands
         self.pile = self.pile[:, :pile_length - drawn]
         return mode == "end_when_last_drawn" and self.pile.shape[1] == 0
-
-
-def score_batch(rules: RuleSet, teller: np.ndarray, display: np.ndarray,
-                card_owner: np.ndarray, votes: np.ndarray, cards: np.ndarray) -> np.ndarray:
-    """The points by seat of many rounds at once, (R, n): :func:`dixit_lab.core.rules.search_points`
-    and :func:`~dixit_lab.core.rules.vote_bonus` over arrays, the rule ``round_points`` applies to
-    one round. ``votes`` is (R, n) with -1 for the storyteller, ``cards`` the storyteller's
-    cards (R,)."""
-    n = votes.shape[1]
-    target = np.argmax(display == cards[:, None], axis=1)
-    voting = votes >= 0
-    found = voting & (votes == target[:, None])
-    finders = found.sum(axis=1)
-    owner_of_vote = np.take_along_axis(card_owner, np.maximum(votes, 0), axis=1)
-    decoy_votes = voting & ~found
-    received = np.stack([(decoy_votes & (owner_of_vote == seat)).sum(axis=1)
-                         for seat in range(n)], axis=1)
-    storyteller, finder, missed = (np.asarray(table, dtype=np.int64)
-                                   for table in search_points(rules, n))
-    points = np.where(found, finder[finders][:, None], missed[finders][:, None])
-    points = points + vote_bonus(rules, received)
-    is_teller = np.arange(n)[None, :] == teller[:, None]
-    return np.where(is_teller, storyteller[finders][:, None], points)

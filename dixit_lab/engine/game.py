@@ -427,8 +427,9 @@ class GameSteps:
             for seat in listeners)
         answers = yield Phase("vote", decisions)
         votes: list[int | None] = [None] * n
+        own_allowed = self.rules.own_card_votes  # then every displayed card is a legal vote
         for seat, vote in zip(listeners, answers, strict=True):
-            own = positions[seat]
+            own = () if own_allowed else positions[seat]
             if type(vote) is int and 0 <= vote < k and vote not in own:
                 votes[seat] = vote  # the common legal case, checked inline
                 continue

@@ -10,7 +10,7 @@ whole phase has been played, so nothing leaks through the order of play.
 from __future__ import annotations
 
 import dataclasses
-import functools
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -36,7 +36,7 @@ from dixit_lab.env.encoding import (
 )
 from dixit_lab.records.format import GameRecord
 
-__all__ = ["DixitParallelEnv"]
+__all__ = ["DixitParallelEnv", "check_seed"]
 
 Reward = Literal["points", "rank"]
 _STEP_OF = {"submit": SUBMIT, "vote": VOTE}
@@ -103,10 +103,14 @@ class DixitParallelEnv(ParallelEnv):
         self.agents: list[str] = []
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         low, high = self.encoder.bounds()
+        # one space object per environment, the same at every call (attributes, not a
+        # functools.cache on the methods: that cache is the class's and kept every environment
+        # ever made alive, ~6 MB each)
         self._observation_space = spaces.Dict({
             "observation": spaces.Box(low, high, dtype=np.float32),
             "action_mask": spaces.Box(0, 1, (self.encoder.actions.size,), dtype=np.int8),
         })
+        self._action_space = spaces.Discrete(self.encoder.actions.size)
         self._base_seed: int | None = None
         self._resets = 0
         self.game: GameSteps | None = None
@@ -121,15 +125,13 @@ class DixitParallelEnv(ParallelEnv):
 
     # -- spaces -----------------------------------------------------------------------------
 
-    @functools.cache  # noqa: B019 (one env, a handful of agents)
     def observation_space(self, agent: str) -> spaces.Space:
         self._seat(agent)
         return self._observation_space
 
-    @functools.cache  # noqa: B019
     def action_space(self, agent: str) -> spaces.Space:
         self._seat(agent)
-        return spaces.Discrete(self.encoder.actions.size)
+        return self._action_space
 
     def _seat(self, agent: str) -> int:
         try:
@@ -143,10 +145,12 @@ class DixitParallelEnv(ParallelEnv):
     def next_seed(self, seed: int | None) -> GameSeed:
         """The game seed of a reset: ``seed`` itself (the game ``play_game(..., seed)``
         plays), then ``game_seed(seed, 1)``, ``game_seed(seed, 2)`` ... on resets without a
-        seed; fresh entropy if the environment was never seeded."""
+        seed; fresh entropy if the environment was never seeded. A seed that is not a
+        non-negative integer (``1.5``, ``'7'``, ``True``) is refused, never rounded or parsed."""
         if seed is not None:
-            self._base_seed, self._resets = int(seed), 1
-            return int(seed)
+            seed = check_seed(seed)
+            self._base_seed, self._resets = seed, 1
+            return seed
         if self._base_seed is None:
             entropy = np.random.SeedSequence().entropy
             assert isinstance(entropy, int)
@@ -344,6 +348,18 @@ class DixitParallelEnv(ParallelEnv):
     def close(self) -> None:
         self.game = None
         self._phase = None
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as an ``int`` if it is a non-negative integer (a NumPy integer too), else a
+    ``TypeError`` (``1.5``, ``'7'``, ``True``: not integers) or ``ValueError`` (negative)
+    naming it."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be a non-negative integer or None, got {seed!r} "
+                        f"({type(seed).__name__})")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed}")
+    return int(seed)
 
 
 def _describe(layout: ActionLayout, given: Any, action: int | None) -> str:

@@ -15,7 +15,7 @@ import gymnasium
 import numpy as np
 
 from dixit_lab.core.agent import Agent
-from dixit_lab.env.parallel import DixitParallelEnv
+from dixit_lab.env.parallel import DixitParallelEnv, check_seed
 from dixit_lab.env.policies import AgentPolicy
 
 __all__ = ["DixitSingleAgentEnv"]
@@ -48,6 +48,7 @@ class DixitSingleAgentEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        seed = None if seed is None else check_seed(seed)  # before Gymnasium's own reading
         super().reset(seed=seed)
         self._observations, _ = self.table.reset(seed=seed, options=options)
         self._advance(0.0)

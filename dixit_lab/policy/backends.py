@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -60,6 +60,41 @@ def categorical_small(values: Sequence[float], temperature: float, uniform: floa
     return len(values) - 1
 
 
+class Backend(Protocol):
+    """The contract of a backend: the primitives a kernel may call, which :class:`OneGame`
+    and :class:`ManyGames` both implement (mypy checks both against it, see :data:`ONE` and
+    :data:`MANY`). Values are ``Any`` because their form is the backend's (lists and floats
+    for one game, arrays with one row per game for many); what each primitive gives is the
+    same for every row (``tests/policy/test_backends.py``)."""
+
+    name: str
+    at: Callable[[Any, Any], Any]  # vector[cards]
+    minimum: Callable[[Any, Any], Any]  # the element-wise smaller of two
+
+    def vector(self, values: Any, /) -> Any: ...
+    def table(self, matrix: np.ndarray, /) -> Any: ...
+    def lookup(self, table: Any, clues: Any, cards: Any, /) -> Any: ...
+    def gather(self, vector: Any, cards: Any, /) -> Any: ...
+    def pick(self, hands: Any, positions: Any, /) -> Any: ...
+    def columns(self, picked: list[Any], /) -> Any: ...
+    def length(self, hands: Any, /) -> int: ...
+    def everything(self, hands: Any, /) -> Any: ...
+    def others(self, own: Any, display: Any, /) -> Any: ...
+    def without(self, among: Any, positions: Any, /) -> Any: ...
+    def count(self, among: Any, /) -> Any: ...
+    def nth(self, allowed: Any, index: Any, /) -> Any: ...
+    def below(self, uniform: Any, n: Any, /) -> Any: ...
+    def uniform(self, among: Any, uniform: Any, /) -> Any: ...
+    def best_card(self, vector: Any, hands: Any, /) -> Any: ...
+    def best_cards(self, table: Any, clues: Any, hands: Any, count: int, /) -> Any: ...
+    def best_other(self, table: Any, clues: Any, display: Any, own: Any, /) -> Any: ...
+    def categorical(self, values: Any, temperature: float, uniform: Any,
+                    allowed: Any = None, /) -> Any: ...
+    def searchsorted(self, sorted_rows: np.ndarray, rows: Any, targets: Any, /) -> Any: ...
+    def as_rows(self, hands: Any, /) -> np.ndarray: ...
+    def from_rows(self, values: np.ndarray, /) -> Any: ...
+
+
 class OneGame:
     """One game's decision, in pure Python. ``among``: the positions still allowed."""
 
@@ -84,7 +119,7 @@ class OneGame:
         return [vector[card] for card in cards]
 
     # the plainest primitives are builtins: one game's decision is a handful of calls
-    at = staticmethod(operator.getitem)  # vector[index]
+    at: Callable[[Any, Any], Any] = staticmethod(operator.getitem)  # vector[index]
     pick = staticmethod(operator.getitem)  # hand[position]
 
     @staticmethod
@@ -109,7 +144,7 @@ class OneGame:
     count = staticmethod(len)
     nth = staticmethod(operator.getitem)  # among[index]
 
-    minimum = staticmethod(min)
+    minimum: Callable[[Any, Any], Any] = staticmethod(min)
 
     @staticmethod
     def below(uniform: float, n: int) -> int:
@@ -199,7 +234,7 @@ class ManyGames:
     def gather(vector: np.ndarray, cards: np.ndarray) -> np.ndarray:
         return vector[cards]
 
-    at = gather
+    at: Callable[[Any, Any], Any] = gather
 
     @staticmethod
     def pick(hands: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -233,7 +268,7 @@ class ManyGames:
 
     nth = staticmethod(nth_allowed)
 
-    minimum = staticmethod(np.minimum)
+    minimum: Callable[[Any, Any], Any] = staticmethod(np.minimum)
 
     @staticmethod
     def below(uniform: np.ndarray, n: np.ndarray | int) -> np.ndarray:
@@ -278,9 +313,6 @@ class ManyGames:
         return values
 
 
-Backend = OneGame | ManyGames
-
-
 def without_replacement(on: Backend, hands: Any, n_cards: int, draws: Any,
                         choose: Callable[[Any, Any], Any]) -> Any:
     """``n_cards`` cards of ``hands``, in the order chosen, each at the position
@@ -299,7 +331,7 @@ def without_replacement(on: Backend, hands: Any, n_cards: int, draws: Any,
 
 
 #: one game, from its view
-ONE = OneGame()
+ONE: Backend = OneGame()
 #: many games at once (the batched engine)
-MANY = ManyGames()
+MANY: Backend = ManyGames()
 

@@ -118,9 +118,12 @@ class GameBatch:
 
     @cached_property
     def votes_received(self) -> np.ndarray:
-        """(R, n) votes on the seat's cards (for the storyteller: the finds)."""
+        """(R, n) votes of other players on the seat's cards (for the storyteller: the
+        finds); a vote on one's own card, which ``own_card_votes`` allows, is nobody's."""
         rows, seats = np.nonzero(self.votes >= 0)
         owners = self.card_owner[rows, self.votes[rows, seats]]
+        others = owners != seats
+        rows, owners = rows[others], owners[others]
         flat = np.bincount(rows * self.n + owners, minlength=self.rounds * self.n)
         return flat.reshape(self.rounds, self.n)
 

@@ -141,7 +141,8 @@ class ExecutorConfig(_Strict):
 
 class TuneConfig(_Strict):
     """Search one numeric config ``parameter`` in [``low``, ``high``] for the value that
-    maximises ``metric`` of player ``player`` (see ``dixit-lab tune``)."""
+    maximises ``metric`` of player ``player``, or the values the games cannot separate (see
+    ``dixit-lab tune``)."""
 
     parameter: str
     low: float
@@ -151,9 +152,11 @@ class TuneConfig(_Strict):
     metric: str = "storyteller_points_per_turn"
     games_per_round: int = Field(default=100, ge=1)
     max_games: int = Field(default=5000, ge=1)
-    #: family-wise error of dropping a candidate, over candidates and looks (Holm, Bonferroni)
+    #: family-wise error of ever dropping a best candidate, over candidates, looks and the
+    #: confirmation (Holm, Bonferroni; half to the search and half to the confirmation)
     alpha: float = Field(default=0.05, gt=0, lt=1)
-    #: fresh deals to re-evaluate the winner on (0: no re-evaluation)
+    #: fresh deals on which every contender the search leaves is replayed against the others
+    #: (0: no confirmation)
     confirm_games: int = Field(default=200, ge=0)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from dixit_lab._version import __version__
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.bundled import source_checkout
 from dixit_lab.progress import progress, stage
@@ -200,8 +201,6 @@ def prepare_folder(config: ExperimentConfig, folder: Path,
     """Create the results folder (or check that it holds this experiment) and write its
     config.yaml: the resolved config, the version, the commit, the Python, the deck and the
     engine that plays the games (and why)."""
-    from dixit_lab import __version__
-
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"results folder {folder} is a file, not a folder; choose another "
                           f"--out")

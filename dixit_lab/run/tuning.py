@@ -1,35 +1,37 @@
-"""``dixit-lab tune``: find the value of one numeric parameter that maximises a metric.
+"""``dixit-lab tune``: find the values of one numeric parameter that maximise a metric, or
+say which of them the games cannot tell apart.
 
 The search evaluates a grid of candidate values in rounds ("looks"). Each look plays
 ``games_per_round`` more games at every candidate still in the race — the same deals for
 every candidate, so their differences are not luck of the deal. After each look, every
 pair of candidates still in the race is compared **paired by deal** (a paired t test), and a
-candidate is dropped when Holm's procedure over all those pairs, at level ``alpha / looks``
-(``looks`` the most looks the budget allows: Bonferroni over looks), finds another candidate
-better: the chance of ever dropping a best candidate stays below ``alpha`` although many
-candidates are compared and the data are looked at many times. The search stops when one
-candidate is left, or when the budget of games is spent.
+candidate is dropped when Holm's procedure over all those pairs, at level ``alpha_search /
+looks`` (``looks`` the most looks the budget allows: Bonferroni over looks), finds another
+candidate better. The search stops when one candidate is left, or when the budget of games
+is spent.
 
-The leader's mean over the search is biased upwards (it is the maximum of noisy means), so
-the winner is then played on ``confirm_games`` fresh deals (another seed) and that unbiased
-estimate is reported next to the search's.
+The candidates it leaves are the contenders. The **confirmation** plays every contender on
+``confirm_games`` fresh deals (another seed), the same deals for each, and compares every
+pair paired by deal: each difference with its 95% interval, and Holm's procedure over the
+pairs at ``alpha_confirm`` drops the worse member of each pair it separates. The search's
+means are biased upwards (the leader is the maximum of noisy means); the confirmation's are
+not. ``alpha`` is split between the two steps (half each; all of it to the search without a
+confirmation), so the chance of ever dropping a best candidate stays below ``alpha``.
+
+What is left is the verdict: one value is **best**, or several are **tied** — the games do
+not separate them, and tune names them all instead of a winner.
 """
 
 from __future__ import annotations
 
 import copy
-import csv
-import io
-import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.records.format import GameRecord
 from dixit_lab.run.executors import chunked, get_executor, run_chunks
 from dixit_lab.run.experiment import (
@@ -39,39 +41,15 @@ from dixit_lab.run.experiment import (
     parse_config,
     set_path,
 )
+from dixit_lab.run.tune_candidates import Candidate, alpha_split, paired_by_deal, search_leader
 from dixit_lab.stats.catalogue import per_game_metrics
 
-__all__ = ["METRICS", "Candidate", "grid_values", "tune"]
+__all__ = ["METRICS", "Candidate", "alpha_split", "grid_values", "paired_by_deal", "search_leader",
+           "tune"]
 
 
 #: The metrics ``tune`` can maximise: those of the catalogue with a per-game sample.
 METRICS: dict[str, Callable[[GameRecord, str], float | None]] = per_game_metrics()
-
-
-@dataclass
-class Candidate:
-    """One value of the parameter: its metric per deal played (by deal position), whether it
-    is still in the race, and the paired p-value of its last comparison with the leader."""
-
-    value: float
-    by_deal: dict[int, float] = field(default_factory=dict)
-    alive: bool = True
-    p_value: float = math.nan
-    dropped_after: int | None = None
-
-    @property
-    def samples(self) -> list[float]:
-        return list(self.by_deal.values())
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.samples)) if self.samples else math.nan
-
-    @property
-    def half_width(self) -> float:
-        if len(self.samples) < 2:
-            return math.inf
-        return 1.96 * float(np.std(self.samples, ddof=1)) / math.sqrt(len(self.samples))
 
 
 def grid_values(low: float, high: float, points: int) -> list[float]:
@@ -82,11 +60,7 @@ def grid_values(low: float, high: float, points: int) -> list[float]:
 
 def _paired_p(a: Candidate, b: Candidate) -> tuple[float, float]:
     """Mean difference ``a - b`` over their common deals and its two-sided paired p-value."""
-    from dixit_lab.stats.intervals import paired_difference
-
-    common = sorted(set(a.by_deal) & set(b.by_deal))
-    result = paired_difference([a.by_deal[d] for d in common],
-                               [b.by_deal[d] for d in common])
+    result = paired_by_deal(a.by_deal, b.by_deal)
     return result.mean, result.p_value
 
 
@@ -108,6 +82,14 @@ def _eliminate(alive: list[Candidate], alpha: float, looks: int, look: int) -> N
             loser = b if difference > 0 else a
             loser.alive = False
             loser.dropped_after = look
+
+
+def _update_p_values(candidates: Sequence[Candidate]) -> None:
+    """Every candidate's paired p-value against the search's leader now, on their common
+    deals (a dropped candidate's too); the leader's own is NaN."""
+    leader = search_leader(candidates)
+    for c in candidates:
+        c.p_value = math.nan if c is leader else _paired_p(c, leader)[1]
 
 
 def _point_config(data: dict[str, Any], parameter: str, value: float, games: int,
@@ -156,9 +138,11 @@ def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | No
             candidates: list[Candidate], folder: Path, workers: int | None,
             log: Callable[[str], None]) -> None:
     from dixit_lab.run.runner import game_specs
+    from dixit_lab.run.tune_report import verdict_line, write_outputs
 
     specs = game_specs(first)  # the same deals for every candidate
     looks = max(1, math.ceil(settings.max_games / (2 * settings.games_per_round)))
+    alpha_search, alpha_confirm = alpha_split(settings)
     played = start = look = 0
     while start < len(specs):
         alive = [c for c in candidates if c.alive]
@@ -171,22 +155,20 @@ def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | No
         played += len(batch) * len(alive)
         start += len(batch)
         look += 1
-        _eliminate(alive, settings.alpha, looks, look)
-        best = max(alive, key=lambda c: c.mean)
+        _eliminate(alive, alpha_search, looks, look)
+        _update_p_values(candidates)
+        leader = search_leader(candidates)
         still = [c for c in candidates if c.alive]
-        log(f"after {start} deals ({played} games): best {settings.parameter}={best.value:g} "
-            f"({settings.metric} {best.mean:.3f} ± {best.half_width:.3f}); "
+        log(f"after {start} deals ({played} games): leader {settings.parameter}="
+            f"{leader.value:g} ({settings.metric} {leader.mean:.3f} ± {leader.half_width:.3f}); "
             f"{len(still)} of {len(candidates)} candidates still in the race")
-        _write(folder, settings, candidates, played)
+        write_outputs(folder, settings, candidates, played)
         if len(still) == 1:
             break
-    best = max((c for c in candidates if c.alive), key=lambda c: c.mean)
-    confirmed = _confirm(settings, metric, configs[best.value], first, workers)
-    _write(folder, settings, candidates, played, confirmed)
-    if confirmed:
-        log(f"confirmed on {confirmed['games']} fresh deals: {settings.parameter}="
-            f"{best.value:g} {settings.metric} {confirmed['mean']:.3f} "
-            f"[{confirmed['ci'][0]:.3f}, {confirmed['ci'][1]:.3f}] (search: {best.mean:.3f})")
+    contenders = [c for c in candidates if c.alive]
+    confirmed = _confirm(settings, metric, configs, contenders, workers, alpha_confirm, log)
+    write_outputs(folder, settings, candidates, played, confirmed)
+    log(verdict_line(settings, candidates, confirmed))
 
 
 def _play(config: ExperimentConfig, first: ExperimentConfig, batch: Sequence[Any],
@@ -209,70 +191,43 @@ def _play(config: ExperimentConfig, first: ExperimentConfig, batch: Sequence[Any
 
 
 def _confirm(settings: TuneConfig, metric: Callable[[GameRecord, str], float | None],
-             config: ExperimentConfig, first: ExperimentConfig,
-             workers: int | None) -> dict[str, Any] | None:
-    """The winner on ``confirm_games`` deals of a seed derived from the experiment's: an
-    estimate free of the search's selection."""
+             configs: dict[float, ExperimentConfig], contenders: list[Candidate],
+             workers: int | None, alpha: float,
+             log: Callable[[str], None]) -> dict[str, Any] | None:
+    """Every contender on the same ``confirm_games`` deals of a seed derived from the
+    experiment's (estimates free of the search's selection), every pair compared paired by
+    deal; Holm's procedure at ``alpha`` over the pairs drops the worse member of each pair it
+    separates."""
     from dixit_lab.run.runner import game_specs
-    from dixit_lab.stats.metrics import mean_interval
+    from dixit_lab.stats.intervals import holm
 
-    if settings.confirm_games <= 0:
+    if settings.confirm_games <= 0 or not contenders:
         return None
-    seed = int(np.random.SeedSequence([config.seed, 0x636F6E66]).generate_state(1)[0])
-    fresh = config.model_copy(update={"seed": seed, "games": settings.confirm_games})
-    samples = list(_play(fresh, first, game_specs(fresh), metric, settings.player, workers,
-                         offset=0).values())
-    mean, low, high = mean_interval(samples)
-    return {"games": len(samples), "seed": seed, "mean": mean, "ci": [low, high]}
-
-
-def _write(folder: Path, settings: TuneConfig, candidates: list[Candidate], played: int,
-           confirmed: dict[str, Any] | None = None) -> None:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    # mean ± half_width_95 = [ci_low, ci_high]: the 95% normal interval of the mean over
-    # games, 1.96 × sd / √games (docs/results.md); p_versus_leader: the paired p-value against
-    # the leader on common deals (Holm over all pairs decides the drops)
-    writer.writerow(["value", "games", "mean", "half_width_95", "ci_low", "ci_high", "alive",
-                     "p_versus_leader", "dropped_after_look"])
-    for c in candidates:
-        writer.writerow([f"{c.value:g}", len(c.samples), _fixed(c.mean), _fixed(c.half_width),
-                         _fixed(c.mean - c.half_width), _fixed(c.mean + c.half_width), c.alive,
-                         _fixed(c.p_value), c.dropped_after or ""])
-    atomic_write_text(folder / "tune.csv", buffer.getvalue())
-    alive = [c for c in candidates if c.alive]
-    best = max(alive, key=lambda c: c.mean)
-    summary = {"parameter": settings.parameter, "metric": settings.metric,
-               "player": settings.player, "games_played": played, "best_value": best.value,
-               "best_mean": best.mean, "best_ci": [best.mean - best.half_width,
-                                                   best.mean + best.half_width],
-               "best_mean_note": "the search's mean of the selected value: biased upwards",
-               "alpha": settings.alpha, "still_in_race": [c.value for c in alive]}
-    if confirmed:
-        summary["confirmed"] = confirmed
-    atomic_write_text(folder / "tune.json", json.dumps(summary, indent=2) + "\n")
-    _plot(folder, settings, candidates)
-
-
-def _fixed(number: float) -> str:
-    """Four decimals (the metrics' intervals are wider than 0.001); nan/inf as written."""
-    return f"{number:.4f}" if math.isfinite(number) else str(number)
-
-
-def _plot(folder: Path, settings: TuneConfig, candidates: list[Candidate]) -> None:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4))
-    ax = fig.subplots()
-    xs = [c.value for c in candidates]
-    means = [c.mean for c in candidates]
-    errors = [c.half_width if math.isfinite(c.half_width) else 0 for c in candidates]
-    colors = ["tab:green" if c.alive else "tab:gray" for c in candidates]
-    ax.errorbar(xs, means, yerr=errors, fmt="none", ecolor="0.6", capsize=3)
-    ax.scatter(xs, means, c=colors, zorder=3)
-    ax.plot(xs, means, color="0.7", zorder=1)
-    ax.set_xlabel(settings.parameter)
-    ax.set_ylabel(f"{settings.metric.replace('_', ' ')}\n({settings.player}: mean, 95% CI)")
-    ax.set_title("tuning: green = still in the race, grey = dropped")
-    fig.tight_layout()
-    atomic_write(folder / "tune.png", lambda tmp: fig.savefig(tmp, format="png", dpi=120))
+    base = configs[contenders[0].value]
+    seed = int(np.random.SeedSequence([base.seed, 0x636F6E66]).generate_state(1)[0])
+    fresh = {c.value: configs[c.value].model_copy(
+        update={"seed": seed, "games": settings.confirm_games}) for c in contenders}
+    first = fresh[contenders[0].value]
+    specs = game_specs(first)
+    log(f"confirmation: {len(contenders)} contender(s) on the same {len(specs)} fresh deals "
+        f"(seed {seed})")
+    for c in contenders:
+        c.confirm_by_deal = _play(fresh[c.value], first, specs, metric, settings.player,
+                                  workers, offset=0)
+    pairs = [(a, b) for i, a in enumerate(contenders) for b in contenders[i + 1:]]
+    results = [paired_by_deal(a.confirm_by_deal, b.confirm_by_deal) for a, b in pairs]
+    separated = [bool(x) for x in holm([r.p_value for r in results], alpha)] if pairs else []
+    differences = []
+    for (a, b), result, worse in zip(pairs, results, separated, strict=True):
+        if worse:
+            loser = b if result.mean > 0 else a
+            loser.alive, loser.dropped_in_confirmation = False, True
+        differences.append({"a": a.value, "b": b.value, "difference": result.mean,
+                            "ci": [result.low, result.high], "p_value": result.p_value,
+                            "deals": result.pairs, "separated": bool(worse)})
+    return {"deals": len(specs), "games": len(specs) * len(contenders), "seed": seed,
+            "alpha": alpha,
+            "contenders": [{"value": c.value, "games": len(c.confirm_by_deal),
+                            "mean": c.confirmed()[0], "ci": list(c.confirmed()[1:])}
+                           for c in contenders],
+            "differences": differences}

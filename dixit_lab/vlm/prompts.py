@@ -24,12 +24,11 @@ SYSTEM = (
     "about it: a word, a phrase, a title or a quote. Every other player then adds "
     "{per_player_text} from their own hand to match the clue; the storyteller's card and "
     "these cards are shuffled and laid out face up, numbered. The other players then vote "
-    "for the card they think is the storyteller's; nobody may vote for their own card. "
+    "for the card they think is the storyteller's; {vote_rule_text}. "
     "Scoring: if all or none of the voters find the storyteller's card, the storyteller scores "
     "0 and every other player {all_or_none_points}{all_found_text}; otherwise the storyteller "
-    "scores {storyteller_points} and every finder {finder_points}{lone_finder_text}. Every player "
-    "other than the storyteller also scores {vote_bonus_text} for each vote on their own "
-    "card{cap_text}. So the best clue is found by some players but not by all. {end_text}"
+    "scores {storyteller_points} and every finder {finder_points}{lone_finder_text}. "
+    "{bonus_text}So the best clue is found by some players but not by all. {end_text}"
     "Always answer with the JSON object asked for, and nothing else."
 )
 TELL = (
@@ -46,8 +45,8 @@ SUBMIT = (
 VOTE = (
     "Round {round}. The storyteller, player {storyteller}, gave the clue: \"{clue}\". The "
     "{display_count} cards below are on the table, numbered 1 to {display_count}. "
-    "{own_text} Vote for the card you think is the storyteller's; you may not vote for your "
-    "own. Reply with JSON: {answer_format}"
+    "{own_text} Vote for the card you think is the storyteller's; {own_vote_text}. "
+    "Reply with JSON: {answer_format}"
 )
 RETRY = ("Your reply could not be used: {error}. Answer again, with only the JSON object: "
          "{answer_format}")
@@ -123,8 +122,8 @@ TABLE_FIELDS = ("n_players", "me", "hand_size", "cards_per_player", "per_player_
                 "displayed", "all_or_none_points", "all_found_points", "all_found_text",
                 "storyteller_points", "finder_points",
                 "lone_finder_points", "lone_finder_text", "vote_bonus_cap", "cap_text",
-                "vote_bonus_points", "vote_bonus_text",
-                "target_score", "end_text")
+                "vote_bonus_points", "vote_bonus_text", "bonus_text", "vote_rule_text",
+                "own_vote_text", "target_score", "end_text")
 
 
 def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
@@ -134,6 +133,12 @@ def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
     cap = rules.vote_bonus_cap
     target = rules.target_score
     all_found = rules.all_found_points
+    bonus = f"{rules.vote_bonus_points} point" + ("" if rules.vote_bonus_points == 1 else "s")
+    cap_text = "" if cap is None else f", at most {cap} such point{'' if cap == 1 else 's'} " \
+        "per round"
+    own_votes = rules.own_card_votes
+    paid = rules.vote_bonus_points > 0 and cap != 0  # else no vote ever earns a bonus
+    counted = "other player's vote" if own_votes else "vote"  # one's own vote earns nothing
     return {
         "n_players": n_players,
         "me": seat + 1,
@@ -152,10 +157,15 @@ def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
         f" ({lone} each instead when exactly one player finds it)",
         "vote_bonus_cap": cap,
         "vote_bonus_points": rules.vote_bonus_points,
-        "vote_bonus_text": f"{rules.vote_bonus_points} point"
-        + ("" if rules.vote_bonus_points == 1 else "s"),
-        "cap_text": "" if cap is None else
-        f", at most {cap} such point{'' if cap == 1 else 's'} per round",
+        "vote_bonus_text": bonus,
+        "cap_text": cap_text,
+        "bonus_text": "" if not paid else
+        f"Every player other than the storyteller also scores {bonus} for each {counted} on "
+        f"their own card{cap_text}. ",
+        "vote_rule_text": "a player may also vote for their own card, but that vote never "
+        "finds the storyteller's card" if own_votes else "nobody may vote for their own card",
+        "own_vote_text": "you may also vote for your own, though it is not the storyteller's"
+        if own_votes else "you may not vote for your own",
         "target_score": target,
         "end_text": ("" if target is None else
                      f"The game ends after the round in which a player reaches {target} points. ")

@@ -8,9 +8,13 @@ import threading
 import time
 import webbrowser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dixit_lab.errors import UserError, install_hint
+
+if TYPE_CHECKING:
+    from dixit_lab.run.experiment import ExperimentConfig
+    from dixit_lab.web.results import PlayFolder
 
 __all__ = ["add_commands", "cmd_play", "cmd_view"]
 
@@ -30,10 +34,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     _web_modules()
     from dixit_lab.run.experiment import ConfigError, load_config
     from dixit_lab.web.decisions import human_players
-    from dixit_lab.web.play_app import play_app
     from dixit_lab.web.results import PlayFolder
-    from dixit_lab.web.server import bind, loopback_hosts, serve, url_host
-    from dixit_lab.web.table import PlayTable
 
     config = load_config(args.config)
     if config.sweep:
@@ -41,7 +42,17 @@ def cmd_play(args: argparse.Namespace) -> int:
     if not human_players(config):
         raise ConfigError(f"{args.config}: players: no seat for a person; add a player "
                           f"{{name: you, agent: human}}")
-    folder = PlayFolder(config, Path(args.out) if args.out else config.results_dir())
+    # the folder's lock is held until the server has stopped: one writer a folder
+    with PlayFolder(config, Path(args.out) if args.out else config.results_dir()) as folder:
+        return _play(args, config, folder)
+
+
+def _play(args: argparse.Namespace, config: ExperimentConfig, folder: PlayFolder) -> int:
+    """Serve the table of ``config`` until its games are over (or Ctrl-C)."""
+    from dixit_lab.web.play_app import play_app
+    from dixit_lab.web.server import bind, loopback_hosts, serve, url_host
+    from dixit_lab.web.table import PlayTable
+
     if folder.complete:
         print(f"all {len(folder.specs)} game(s) are already in {folder.folder}; choose another "
               f"--out to play again")

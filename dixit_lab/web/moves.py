@@ -7,15 +7,17 @@ sees an illegal human move, so a person's game has no faults.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
 
-__all__ = ["CLUE_LIMIT", "IllegalMove", "check_move"]
+__all__ = ["CLUE_LIMIT", "DEPTH_LIMIT", "IllegalMove", "check_move", "read_move"]
 
 CLUE_LIMIT = 200  # characters of a clue
+DEPTH_LIMIT = 8  # levels of nesting of a move's JSON (a move has 2)
 
 
 class IllegalMove(Exception):
@@ -27,6 +29,55 @@ class IllegalMove(Exception):
         self.rule = rule
         self.message = message
         self.status = status
+
+
+def read_move(body: bytes) -> Any:
+    """The JSON value of a request's body, or :class:`IllegalMove` (400 ``malformed``) for a
+    body that is not UTF-8 JSON, nests deeper than :data:`DEPTH_LIMIT` (found before parsing:
+    a parser would recurse once a level) or holds a lone surrogate (an escape such as
+    ``\\ud800`` makes one; it is not Unicode, and no file or answer could hold it)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise IllegalMove("malformed", "the body must be JSON (UTF-8)", 400) from None
+    depth = _depth(text)
+    if depth > DEPTH_LIMIT:
+        raise IllegalMove("malformed", f"the body nests {depth} levels deep; a move nests at "
+                                       f"most {DEPTH_LIMIT}", 400)
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):  # JSONDecodeError, or an integer of 4,300+ digits
+        raise IllegalMove("malformed", "the body must be JSON", 400) from None
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        char = error.object[error.start]
+        raise IllegalMove("malformed", f"the body holds a lone surrogate \\u{ord(char):04x}: "
+                                       f"not Unicode text", 400) from None
+    return value
+
+
+def _depth(text: str) -> int:
+    """How deep the arrays and objects of a JSON text nest (brackets inside strings are not
+    counted)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def _integer(value: Any, what: str) -> int:
@@ -78,12 +129,12 @@ def _submit(view: SubmitView, move: Any) -> list[int]:
     return cards
 
 
-def _vote(view: VoteView, move: Any) -> int:
+def _vote(view: VoteView, move: Any, own_card_votes: bool = False) -> int:
     position = _integer(move, "the vote")
     if not 0 <= position < len(view.display):
         raise IllegalMove("position", f"vote for a displayed position 0..{len(view.display) - 1}"
                                       f"; {position} is not one")
-    if position in view.own_positions:
+    if position in view.own_positions and not own_card_votes:
         raise IllegalMove("own-card", "a player may never vote for their own card")
     return position
 
@@ -92,9 +143,10 @@ _CHECKS: dict[str, Callable[[Any, Any], Any]] = {"tell": _tell, "submit": _submi
                                                  "vote": _vote}
 
 
-def check_move(action: str, view: Any, body: Any) -> Any:
+def check_move(action: str, view: Any, body: Any, own_card_votes: bool = False) -> Any:
     """The engine's answer for ``body`` (``{"tell": ...}``, ``{"submit": ...}`` or
-    ``{"vote": ...}``) when the seat's pending decision is ``action`` on ``view``."""
+    ``{"vote": ...}``) when the seat's pending decision is ``action`` on ``view``
+    (``own_card_votes``: the rule that lets a player vote for their own card)."""
     if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in _CHECKS:
         raise IllegalMove("malformed", 'a move is one of {"tell": {"card": ID, "clue": TEXT}}, '
                                        '{"submit": [IDS]} or {"vote": POSITION}', 400)
@@ -102,4 +154,6 @@ def check_move(action: str, view: Any, body: Any) -> Any:
     if kind != action:
         raise IllegalMove("turn", f"the game waits for this seat to {action}, not to {kind}",
                           409)
+    if kind == "vote":
+        return _vote(view, move, own_card_votes)
     return _CHECKS[kind](view, move)

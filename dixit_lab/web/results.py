@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from types import TracebackType
 
 from dixit_lab.atomic import atomic_write_text
+from dixit_lab.errors import ConfigError
 from dixit_lab.records.format import GameRecord, read_jsonl
+from dixit_lab.records.integrity import FolderLock
 from dixit_lab.run.experiment import ExperimentConfig
 from dixit_lab.run.runner import RunResult, game_specs, prepare_folder
 from dixit_lab.run.tournament import GameSpec
@@ -23,29 +26,62 @@ __all__ = ["PlayFolder"]
 
 
 class PlayFolder:
-    """Where a play run's games land."""
+    """Where a play run's games land. It holds the folder's lock (the one ``dixit-lab run``
+    takes: :class:`~dixit_lab.records.integrity.FolderLock`) from before anything is read until
+    :meth:`close`, so a second play server or a run on the same folder is refused, one line
+    naming the folder, instead of writing over these games. Use it as a context manager."""
 
     def __init__(self, config: ExperimentConfig, folder: Path) -> None:
         self.folder = folder
-        prepare_folder(config, folder)
-        self.specs = game_specs(config)
-        self.games: dict[int, str] = {}
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError(f"results folder {folder} is a file, not a folder; choose "
+                              f"another --out")
+        folder.mkdir(parents=True, exist_ok=True)
+        self._lock: FolderLock | None = FolderLock(folder).__enter__()
+        try:
+            prepare_folder(config, folder)
+            self.specs = game_specs(config)
+            self.games = self._saved_games(folder)
+            self.decisions = self._saved_decisions(folder)
+        except BaseException:
+            self.close()
+            raise
+        self.started = time.perf_counter()
+        self.played = 0
+
+    def _saved_games(self, folder: Path) -> dict[int, str]:
+        games: dict[int, str] = {}
         games_path = folder / "games.jsonl"
         if games_path.is_file():
             for record in read_jsonl(games_path):
                 index = record.meta.get("game")
                 if isinstance(index, int) and 0 <= index < len(self.specs):
-                    self.games[index] = record.to_json()
-        self.decisions: dict[int, list[str]] = {}
+                    games[index] = record.to_json()
+        return games
+
+    def _saved_decisions(self, folder: Path) -> dict[int, list[str]]:
+        decisions: dict[int, list[str]] = {}
         decisions_path = folder / DECISIONS_FILE
         if decisions_path.is_file():
             for line in decisions_path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
                     game = json.loads(line).get("game")
                     if game in self.games:  # the decisions of an unfinished game are dropped
-                        self.decisions.setdefault(game, []).append(line)
-        self.started = time.perf_counter()
-        self.played = 0
+                        decisions.setdefault(game, []).append(line)
+        return decisions
+
+    def close(self) -> None:
+        """Release the folder's lock (the games saved so far stay)."""
+        if self._lock is not None:
+            self._lock.__exit__(None, None, None)
+            self._lock = None
+
+    def __enter__(self) -> PlayFolder:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
 
     def missing(self) -> list[GameSpec]:
         return [spec for spec in self.specs if spec.index not in self.games]

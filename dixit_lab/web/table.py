@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +94,9 @@ class PlayTable:
         self.over = False
         self.error: str | None = None
         self.stopping = False
+        #: called (from whichever thread changed the table, holding :attr:`cond`) after each
+        #: change and at :meth:`stop`; they must not block
+        self.listeners: list[Callable[[], None]] = []
 
     # -- the driver thread ------------------------------------------------------------------
 
@@ -122,10 +126,16 @@ class PlayTable:
         with self.cond:
             self.stopping = True
             self.cond.notify_all()
+            self._tell_listeners()
 
     def _changed(self) -> None:
         self.version += 1
         self.cond.notify_all()
+        self._tell_listeners()
+
+    def _tell_listeners(self) -> None:
+        for listener in self.listeners:
+            listener()
 
     def _human_at(self, seat: int) -> HumanSeat | None:
         for human in self.humans:
@@ -260,7 +270,8 @@ class PlayTable:
             if self.over or decision is None or human.answer is not _NOTHING:
                 raise IllegalMove("turn", "it is not this seat's turn: wait for the others",
                                   409)
-            answer = check_move(decision.action, decision.view, body)
+            answer = check_move(decision.action, decision.view, body,
+                                self.rules.own_card_votes)
             human.answer = answer
             if decision.action == "tell":
                 human.played, human.clue = [answer.card], answer.text
@@ -276,10 +287,9 @@ class PlayTable:
         with self.cond:
             return all(human.saw_over for human in self.humans)
 
-    def wait_for_change(self, after: int, timeout: float) -> None:
-        """Return when the table's version is past ``after`` (or after ``timeout`` seconds)."""
-        with self.cond:
-            self.cond.wait_for(lambda: self.version > after or self.stopping, timeout)
+    def moved_past(self, after: int) -> bool:
+        """Whether the table has changed since version ``after`` (or is stopping)."""
+        return self.version > after or self.stopping
 
     def seat_view(self, human: HumanSeat) -> dict[str, Any]:
         """Everything the seat may know now, as JSON: its hand, the clue it heard, the display
@@ -309,6 +319,7 @@ class PlayTable:
                 "clue_limit": CLUE_LIMIT,
                 "display": cards_json(deck, human.display),
                 "own_positions": list(human.own_positions),
+                "own_card_votes": self.rules.own_card_votes,
                 "played": cards_json(deck, human.played),
                 "vote": human.vote,
                 "scores": scores,

@@ -29,7 +29,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from dixit_lab.core.cards import Deck, DeckError, load_deck
 from dixit_lab.records.files import find_records, is_compressed, open_records
 from dixit_lab.records.format import GameRecord, player_names
-from dixit_lab.web.server import card_image, make_app, page
+from dixit_lab.web.server import card_image, json_response, make_app, page
 from dixit_lab.web.views import record_json
 
 __all__ = ["ResultsIndex", "view_app"]
@@ -147,9 +147,9 @@ def view_app(index: ResultsIndex, allowed_hosts: list[str]) -> FastAPI:
 
     @app.get("/api/runs")
     def runs() -> JSONResponse:
-        return JSONResponse({"folder": str(index.folder.name), "runs": [
+        return json_response({"folder": str(index.folder.name), "runs": [
             {"run": number, "label": run.label, "games": len(run.index())}
-            for number, run in enumerate(index.runs)]})
+            for number, run in enumerate(index.runs)]}, headers={})
 
     @app.get("/api/runs/{run}/games")
     def games(run: int, start: int = 0, count: int = 100) -> JSONResponse:
@@ -157,15 +157,16 @@ def view_app(index: ResultsIndex, allowed_hosts: list[str]) -> FastAPI:
         total = len(chosen.index())
         start = max(0, start)
         stop = min(total, start + max(1, min(count, _PAGE_LIMIT)))
-        return JSONResponse({"total": total, "start": start, "games": [
-            _summary(number, chosen.record(number)) for number in range(start, stop)]})
+        return json_response({"total": total, "start": start, "games": [
+            _summary(number, chosen.record(number)) for number in range(start, stop)]},
+            headers={})
 
     @app.get("/api/runs/{run}/games/{number}")
     def game(run: int, number: int) -> JSONResponse:
         record = index.run(run).record(number)
         deck_number = index.deck_number(record)
-        return JSONResponse(record_json(record, index.decks[deck_number],
-                                        prefix=f"/cards/{deck_number}"))
+        return json_response(record_json(record, index.decks[deck_number],
+                                         prefix=f"/cards/{deck_number}"), headers={})
 
     @app.get("/cards/{deck}/{card}")
     def card(deck: int, card: int) -> FileResponse:

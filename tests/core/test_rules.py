@@ -144,6 +144,56 @@ def test_dixitworld_preset():
         rules.check_players(5)
 
 
+# --- DixitWorld's arena as its code runs (docs/vlm.md cites the lines) -------------------------
+AS_RUN = get_rules("dixitworld_as_run")
+
+
+def test_dixitworld_as_run_pays_no_decoy_bonus():
+    # the three cases above, scored as DixitWorld's runs scored them: selected_distractor is
+    # None on the round's agents, so "its card is in guess_names" never pays
+    assert score_round(AS_RUN, P1, OWNERS_DW, {P2: 1, P3: 0, P4: 0}).points == (3, 3, 0, 0)
+    assert score_round(AS_RUN, P1, OWNERS_DW, {P2: 1, P3: 1, P4: 1}).points == (0, 3, 3, 3)
+    score = score_round(AS_RUN, P1, OWNERS_DW, {P2: 2, P3: 0, P4: 0})
+    assert score.points == (0, 2, 2, 2) and score.bonus == (0, 0, 0, 0)
+    assert score.votes_received == (0, 2, 1, 0)  # the votes are still counted, just unpaid
+
+
+def test_dixitworld_as_run_lets_a_listener_vote_for_its_own_card():
+    # P2 votes for card 1, its own (DixitWorld's filter got an empty list and handed it every
+    # candidate); P3 and P4 find: P2 missed, the storyteller scores
+    votes = {P2: 0, P3: 1, P4: 1}
+    score = score_round(AS_RUN, P1, OWNERS_DW, votes)
+    assert score.points == (3, 0, 3, 3) and score.finders == (P3, P4)
+    assert score.votes_received == (0, 0, 0, 0)  # one's own vote is nobody's
+    with pytest.raises(IllegalAction, match="seat 1 voted for its own card"):
+        score_round(DIXITWORLD, P1, OWNERS_DW, votes)
+
+
+def test_dixitworld_as_run_preset_is_the_written_one_but_for_two_options():
+    written, run = DIXITWORLD.options(), AS_RUN.options()
+    assert {key for key in run if run[key] != written.get(key)} == {
+        "name", "vote_bonus_points", "own_card_votes"}
+    assert (run["vote_bonus_points"], run["own_card_votes"]) == (0, True)
+    assert RuleSet(**run) == AS_RUN
+
+
+def test_an_own_card_vote_finds_nothing_and_earns_no_bonus():
+    """own_card_votes on the rule books' scoring (000's table): Léa votes for her own card,
+    Mathilde for Léa's, Tom finds and Nicolas votes for Tom's. Léa's bonus is Mathilde's vote
+    only; without the option the round is illegal."""
+    rules = get_rules("classic", own_card_votes=True)
+    votes = {LEA: 0, MATHILDE: 0, TOM: 3, NICOLAS: 2}
+    score = score_round(rules, JULIEN, OWNERS_000, votes)
+    assert score.points[JULIEN] == 3 and score.finders == (TOM,)
+    assert (score.points[TOM], score.points[LEA], score.points[MATHILDE]) == (4, 1, 0)
+    assert score.votes_received[LEA] == 1 and score.outcome == "some_found"
+    assert round_points(rules, JULIEN, OWNERS_000, [votes.get(s) for s in range(5)]) \
+        == score.points
+    with pytest.raises(IllegalAction, match="seat 4 voted for its own card"):
+        score_round(CLASSIC, JULIEN, OWNERS_000, votes)
+    assert "own_card_votes" in rules.options() and "own_card_votes" not in CLASSIC.options()
+
+
 def test_later_options_stay_out_of_the_records_at_their_default():
     """Records (rule_options) and results configs of rule sets that do not use an option added
     later are what they were before it existed; a rule set that uses it records it, and the
@@ -151,9 +201,11 @@ def test_later_options_stay_out_of_the_records_at_their_default():
     for preset in ("classic", "refresh", "quest"):
         options = get_rules(preset).options()
         assert "all_found_points" not in options and "fixed_hands" not in options
+        assert "own_card_votes" not in options and "vote_bonus_points" not in options
         assert RuleSet(**options) == get_rules(preset)
     options = DIXITWORLD.options()
     assert (options["all_found_points"], options["fixed_hands"]) == (3, True)
+    assert "own_card_votes" not in options and "vote_bonus_points" not in options
     assert RuleSet(**options) == DIXITWORLD
     assert "fixed_hands" in get_rules("classic", fixed_hands=True).options()
 
@@ -260,7 +312,7 @@ def test_presets_match_rules_md():
     # 000 and 002: seven cards at three players; 001 and 003 (quest): always six
     assert classic.hand_size_for(3) == refresh.hand_size_for(3) == 7
     assert quest.hand_size_for(3) == 6
-    assert set(PRESETS) == {"classic", "refresh", "quest", "dixitworld"}
+    assert set(PRESETS) == {"classic", "refresh", "quest", "dixitworld", "dixitworld_as_run"}
 
 
 def test_overrides_apply_on_top_of_a_preset():
@@ -270,7 +322,8 @@ def test_overrides_apply_on_top_of_a_preset():
 
 def test_unknown_preset_lists_presets():
     with pytest.raises(ValueError,
-                       match="unknown rule preset 'odyssey'.*classic, dixitworld, quest, refresh"):
+                       match="unknown rule preset 'odyssey'.*classic, dixitworld, "
+                             "dixitworld_as_run, quest, refresh"):
         get_rules("odyssey")
 
 
@@ -292,6 +345,7 @@ def test_unknown_option_lists_options():
         ({"decoys_three_players": 7}, "decoys_three_players"),
         ({"all_found_points": -1}, "all_found_points"),
         ({"fixed_hands": "yes"}, "fixed_hands must be true or false"),
+        ({"own_card_votes": 1}, "own_card_votes must be true or false"),
     ],
 )
 def test_impossible_values(override, message):
@@ -313,17 +367,19 @@ def legal_rounds(draw):
     storyteller = draw(st.integers(0, n - 1))
     owners = [storyteller] + [s for s in range(n) if s != storyteller for _ in range(per_player)]
     owners = draw(st.permutations(owners))
+    own_votes = draw(st.booleans())
     votes = {}
     for seat in range(n):
         if seat != storyteller:
-            allowed = [i for i, owner in enumerate(owners) if owner != seat]
+            allowed = [i for i, owner in enumerate(owners) if own_votes or owner != seat]
             votes[seat] = draw(st.sampled_from(allowed))
     cap = draw(st.sampled_from([None, 1, 3]))
     lone = draw(st.sampled_from([None, 4]))
     all_found = draw(st.sampled_from([None, 3]))
-    bonus = draw(st.sampled_from([1, 2]))
+    bonus = draw(st.sampled_from([0, 1, 2]))
     rules = get_rules("refresh", vote_bonus_cap=cap, vote_bonus_points=bonus,
-                      lone_finder_points=lone, all_found_points=all_found)
+                      lone_finder_points=lone, all_found_points=all_found,
+                      own_card_votes=own_votes)
     return rules, storyteller, tuple(owners), votes
 
 
@@ -351,8 +407,10 @@ def test_scoring_invariants(case):
     for a, b in itertools.permutations([s for s in range(n) if s != storyteller], 2):
         if a in finders and b not in finders and score.bonus[a] == score.bonus[b]:
             assert score.points[a] >= score.points[b]
-    # every vote lands somewhere: finds plus votes received on decoys
-    assert len(finders) + sum(score.votes_received) == n - 1
+    # every vote lands somewhere: finds, votes received on decoys, votes on one's own card
+    on_own = sum(1 for seat, index in votes.items() if owners[index] == seat)
+    assert on_own == 0 or rules.own_card_votes
+    assert len(finders) + sum(score.votes_received) + on_own == n - 1
     if score.outcome == "some_found":
         assert 0 < len(finders) < n - 1 and score.points[storyteller] > 0
     else:
@@ -391,7 +449,7 @@ def test_the_vectorised_scorer_agrees_with_the_scalar_one(cases):
     (both read the point rule from search_points and vote_bonus)."""
     import numpy as np
 
-    from dixit_lab.engine.batched import score_batch
+    from dixit_lab.core.rules import score_batch
 
     by_table: dict = {}
     for rules, storyteller, owners, votes in cases:

@@ -73,6 +73,13 @@ def test_dixitworld_fixed_hands_and_its_scoring():
     compare(["pragmatic", "softmax", "random", "literal"], "dixitworld", 8)
 
 
+def test_dixitworld_as_run_no_bonus_and_own_card_votes_allowed():
+    """The batched engine plays own_card_votes (its policies never vote for their own card,
+    which can never find the storyteller's) and scores no bonus, as the reference engine."""
+    compare(["pragmatic", "softmax", "random", "literal"], "dixitworld_as_run", 8)
+    compare(["random", "literal", "softmax"], "classic", 6, own_card_votes=True)
+
+
 def test_calibrated_is_not_batched_and_auto_falls_back(tmp_path):
     assert not batch_supported(make_agent("calibrated"))
     assert batch_supported(make_agent("pragmatic"))

@@ -58,6 +58,22 @@ def test_observation_of_a_vote():
     assert (low <= obs).all() and (obs <= high).all()
 
 
+def test_own_card_votes_unmask_ones_own_card_and_no_bonus_lowers_the_score_bound():
+    view = VoteView(seat=2, round=3, storyteller=1, clue="clue 7", hand=(10, 11, 12, 13, 14),
+                    display=(7, 20, 30, 40), own_positions=(2,), scores=(1, 2, 3, 4), history=())
+    allowed = Encoder(SPACE, 4, get_rules("classic", own_card_votes=True))
+    state = allowed.state_of_view(view)
+    assert np.flatnonzero(allowed.mask(state)).tolist() == [7, 8, 9, 10]
+    assert allowed.observation(2, state)[allowed.layout.slice("display_own")].tolist() == \
+        [0, 0, 1, 0]  # still flagged: the seat knows its card
+    scores = allowed.layout.slice("scores")
+    as_run = Encoder(SPACE, 4, get_rules("dixitworld_as_run"))
+    written = Encoder(SPACE, 4, get_rules("dixitworld"))
+    # 12 rounds of at most 3 points (no bonus), against 3 + 1 a round as written
+    assert as_run.bounds()[1][scores].tolist() == [36.0] * 4
+    assert written.bounds()[1][scores].tolist() == [48.0] * 4
+
+
 def test_the_storyteller_picks_a_card_then_a_clue():
     enc = encoder(4)
     view = TellView(seat=0, round=0, hand=(5, 6, 7, 8, 9, 10), scores=(0,) * 4, history=())

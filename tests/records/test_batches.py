@@ -52,6 +52,28 @@ def test_batch_arrays_equal_the_records(mixed) -> None:
     assert seen == len(mixed) and {b.n for b in batches} == {3, 5}
 
 
+def test_a_vote_on_ones_own_card_is_received_by_nobody() -> None:
+    """Under own_card_votes (dixitworld_as_run) a seat's vote on its own card is not a vote it
+    drew: votes_received (decoy_votes_per_turn, rounds.parquet) counts other players' votes,
+    as the scoring does."""
+    from dixit_lab.core.cards import Deck
+    from dixit_lab.core.rules import get_rules
+    from dixit_lab.engine.game import play_game
+    from tests.engine.test_game import Cheater, randoms
+
+    agents = randoms(4)
+    agents[2] = Cheater("vote_own")
+    record = play_game(agents, get_rules("dixitworld_as_run"), Deck.numbered(84), 5)
+    (batch,) = record_batches([record])
+    for row, rnd in enumerate(record.rounds):
+        for seat in range(4):
+            others = sum(1 for voter, v in enumerate(rnd.votes)
+                         if v is not None and voter != seat and rnd.card_owner[v] == seat)
+            assert batch.votes_received[row, seat] == others
+    told = [row for row, rnd in enumerate(record.rounds) if rnd.storyteller != 2]
+    assert all(record.rounds[row].card_owner[record.rounds[row].votes[2]] == 2 for row in told)
+
+
 def test_a_tampered_file_is_refused_naming_the_line(tmp_path, mixed) -> None:
     five = [r for r in mixed if r.n_players == 5]
     path = tmp_path / "games.jsonl"

@@ -1,4 +1,6 @@
-"""dixit-lab tune: the search drops candidates whose intervals fall below the best."""
+"""dixit-lab tune: the search drops candidates found worse, the confirmation replays the
+contenders against each other on fresh deals, and candidates the games cannot separate are
+named as tied, not as a winner."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ import pytest
 from PIL import Image
 
 from dixit_lab.cli.main import main
+from dixit_lab.core.agent import Agent, Clue
 from dixit_lab.run.experiment import ConfigError
-from dixit_lab.run.tuning import grid_values, tune
+from dixit_lab.run.tune_report import CSV_COLUMNS
+from dixit_lab.run.tuning import _paired_p, grid_values, search_leader, tune
 
 DATA = {
     "name": "tune-test",
@@ -36,13 +40,15 @@ def test_tune_finds_that_middling_ambiguity_beats_the_extremes(tmp_path):
     # the search stops once one candidate is left, well before its budget
     assert sum(len(c.samples) for c in candidates) < DATA["tune"]["max_games"]
     summary = json.loads((tmp_path / "tune.json").read_text())
-    assert summary["best_value"] == 0.5
-    Image.open(tmp_path / "tune.png").verify()
-    with (tmp_path / "tune.csv").open() as handle:
-        rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == ["value", "games", "mean", "half_width_95", "ci_low", "ci_high",
-                             "alive", "p_versus_leader", "dropped_after_look"]
+    assert summary["best_value"] == 0.5 and summary["verdict"] == "best"
+    assert summary["still_in_race"] == [0.5]
+    with Image.open(tmp_path / "tune.png") as png:
+        assert png.text["Title"] == "best value: 0.5"
+    rows = read_rows(tmp_path)
+    assert tuple(rows[0]) == CSV_COLUMNS
     assert [row["value"] for row in rows] == ["0.1", "0.5", "0.9"]
+    assert [row["verdict"] for row in rows] == ["dropped", "best", "dropped"]
+    assert rows[1]["p_versus_leader"] == ""  # the leader's own row
     for row in rows:
         assert all(len(row[k].split(".")[-1]) <= 4 for k in ("mean", "ci_low", "ci_high"))
         mean, half = float(row["mean"]), float(row["half_width_95"])
@@ -73,7 +79,9 @@ def test_cli_tune(tmp_path, capsys):
     path.write_text(yaml.safe_dump({**DATA, "tune": {**DATA["tune"], "max_games": 120}}))
     assert main(["tune", str(path), "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    assert "best value" in out and "95% interval half-width" in out
+    verdict = json.loads((tmp_path / "out" / "tune.json").read_text())["verdict"]
+    assert ("best value: " if verdict == "best" else "tied: ") in out
+    assert "95% interval half-width" in out and "tune.json" in out
 
 
 def test_cli_tune_writes_into_the_configs_results_folder(tmp_path, capsys, monkeypatch):
@@ -87,15 +95,139 @@ def test_cli_tune_writes_into_the_configs_results_folder(tmp_path, capsys, monke
     assert "results/tune-test/tune.csv" in capsys.readouterr().out
 
 
-def test_the_winner_is_re_evaluated_on_fresh_deals(tmp_path):
-    data = {**DATA, "tune": {**DATA["tune"], "max_games": 240, "confirm_games": 30}}
-    tune(data, "t.yaml", tmp_path, log=lambda _: None)
+def read_rows(folder):
+    with (folder / "tune.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_contenders_play_each_other_on_fresh_deals(tmp_path):
+    """Three close targets and a small budget leave several contenders: the confirmation
+    plays each on the same fresh deals and reports every pair's difference with its interval;
+    the csv gives each contender's confirmed mean and its difference from the confirmation's
+    leader (blank on the leader's row)."""
+    data = {**DATA, "tune": {**DATA["tune"], "low": 0.4, "high": 0.6, "max_games": 120,
+                             "confirm_games": 30}}
+    candidates = tune(data, "t.yaml", tmp_path, log=lambda _: None)
     summary = json.loads((tmp_path / "tune.json").read_text())
     confirmed = summary["confirmed"]
-    assert confirmed["games"] == 30 and confirmed["seed"] != DATA["seed"]
-    assert confirmed["ci"][0] < confirmed["mean"] < confirmed["ci"][1]
-    header = (tmp_path / "tune.csv").read_text().splitlines()[0]
-    assert header.endswith("p_versus_leader,dropped_after_look")
+    contenders = [c for c in candidates if c.confirm_by_deal]
+    assert len(contenders) >= 2 and confirmed["seed"] != DATA["seed"]
+    assert confirmed["deals"] == 30 and confirmed["games"] == 30 * len(contenders)
+    assert all(len(c.confirm_by_deal) == 30 for c in contenders)
+    assert len(confirmed["differences"]) == len(contenders) * (len(contenders) - 1) // 2
+    for difference in confirmed["differences"]:
+        low, high = difference["ci"]
+        assert low <= difference["difference"] <= high and difference["deals"] == 30
+        if difference["separated"]:  # Holm at alpha / 2 is stricter than the 95% interval
+            assert not low < 0 < high
+    for entry in confirmed["contenders"]:
+        assert entry["ci"][0] < entry["mean"] < entry["ci"][1] and entry["games"] == 30
+    rows = {row["value"]: row for row in read_rows(tmp_path)}
+    leader = f"{confirmed['leader_value']:g}"
+    assert rows[leader]["confirm_versus_leader"] == "" and rows[leader]["confirm_mean"] != ""
+    for c in contenders:
+        row = rows[f"{c.value:g}"]
+        assert int(row["confirm_games"]) == 30
+        if row["value"] != leader:
+            assert float(row["confirm_versus_leader_low"]) <= float(
+                row["confirm_versus_leader"]) <= float(row["confirm_versus_leader_high"])
+    in_race = [c.value for c in candidates if c.alive]
+    assert summary["still_in_race"] == in_race
+    assert summary["verdict"] == ("best" if len(in_race) == 1 else "tied")
+    assert (summary["best_value"] is None) == (len(in_race) > 1)
+
+
+def test_p_versus_leader_is_the_p_value_against_the_leader_at_the_end(tmp_path):
+    candidates = tune(DATA, "t.yaml", tmp_path, log=lambda _: None)
+    leader = search_leader(candidates)
+    rows = {row["value"]: row for row in read_rows(tmp_path)}
+    for c in candidates:
+        cell = rows[f"{c.value:g}"]["p_versus_leader"]
+        if c is leader:
+            assert cell == ""
+        else:
+            assert float(cell) == pytest.approx(_paired_p(c, leader)[1], abs=1e-4)
+
+
+class Salted(Agent):
+    """Uniformly random legal choices whose draws are shifted by ``salt`` (mod 1): every salt
+    plays the same distribution, each its own games."""
+
+    shifted = True
+
+    def __init__(self, salt: float = 0.0) -> None:
+        self.salt = salt
+
+    def begin_game(self, context):
+        super().begin_game(context)
+        self._draws = context.uniforms
+
+    def _pick(self, n):
+        u = self._draws.next() + (self.salt if self.shifted else 0.0)
+        return int((u % 1.0) * n)
+
+    def tell(self, view):
+        from dixit_lab_agents.random_agent import WORDS
+
+        return Clue(view.hand[self._pick(len(view.hand))], WORDS[self._pick(len(WORDS))])
+
+    def submit(self, view):
+        hand = list(view.hand)
+        return [hand.pop(self._pick(len(hand))) for _ in range(view.n_cards)]
+
+    def vote(self, view):
+        allowed = [i for i in range(len(view.display)) if i not in view.own_positions]
+        return allowed[self._pick(len(allowed))]
+
+
+class Idle(Salted):
+    """Takes a ``salt`` and ignores it: every value plays the very same games."""
+
+    shifted = False
+
+
+@pytest.mark.parametrize(("agent", "listeners", "deck", "deals"), [
+    ("Idle", "random", "numbered-84", 20),
+    # softmax listeners read the card and the clue, so each salt plays other games
+    ("Salted", "softmax", "dreams", 10)])
+def test_nine_equal_candidates_are_named_as_tied(tmp_path, capsys, agent, listeners, deck,
+                                                  deals):
+    """A parameter that changes nothing (Idle: the same games; Salted: other games of the same
+    distribution): the search drops none, the confirmation separates none, and every output
+    names all nine as tied, with no best value."""
+    import yaml
+
+    data = {"name": "tied", "seed": 5, "rules": "classic", "deck": deck,
+            "players": [{"name": "teller", "agent": f"tests.run.test_tuning:{agent}",
+                         "params": {"salt": 0.0}},
+                        {"name": "reader", "agent": listeners, "count": 3}],
+            "games": 10, "executor": {"kind": "local"},
+            "tune": {"parameter": "players.0.params.salt", "low": 0.0, "high": 0.8,
+                     "points": 9, "player": "teller", "games_per_round": deals,
+                     "max_games": 9 * 3 * deals, "confirm_games": deals}}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["tune", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    values = [f"{v:g}" for v in grid_values(0.0, 0.8, 9)]
+    assert f"tied: {', '.join(values)} cannot be separated" in out and "best value" not in out
+    summary = json.loads((tmp_path / "out" / "tune.json").read_text())
+    assert summary["verdict"] == "tied" and summary["best_value"] is None
+    assert summary["still_in_race"] == grid_values(0.0, 0.8, 9)
+    assert summary["games_played"] == 9 * 3 * deals  # three looks, nobody dropped
+    confirmed = summary["confirmed"]
+    assert len(confirmed["differences"]) == 36
+    assert not any(d["separated"] for d in confirmed["differences"])
+    rows = read_rows(tmp_path / "out")
+    assert [row["verdict"] for row in rows] == ["tied"] * 9
+    assert all(row["alive"] == "True" and row["dropped_after_look"] == "" for row in rows)
+    if agent == "Idle":  # the same games: every difference is exactly 0
+        assert {d["difference"] for d in confirmed["differences"]} == {0.0}
+        assert {row["p_versus_leader"] for row in rows} == {"", "1.0000"}
+    else:  # other games: the candidates' means differ, by chance only
+        assert len({row["mean"] for row in rows}) > 1
+    with Image.open(tmp_path / "out" / "tune.png") as png:
+        assert png.text["Title"] == f"tied, cannot be separated: {', '.join(values)}"
 
 
 def test_equal_candidates_are_rarely_dropped():

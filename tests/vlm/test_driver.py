@@ -226,3 +226,56 @@ def test_the_dixitworld_arena_config_plays_against_the_stub_and_replays_offline(
                            and "at most 1 such point per round" in text
                            and "The game lasts 12 rounds." in text for text in systems)
     assert replay_folder(folder, executor="local", show_progress=False) == (4, None)
+
+
+def test_the_dixitworld_arena_as_run_config_plays_as_dixitworlds_code_runs(tmp_path):
+    """experiments/dixitworld_arena_as_run.yaml against the stub: every game a fresh deal (a
+    DixitWorld phase 2 is dealt again), no bonus, and a model that votes for its own card
+    (it is not told which is its own) has that vote taken as a miss, not a fault."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from dixit_lab.records.format import GameRecord
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "dixitworld_arena_as_run.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["games"] = 8
+    folder = tmp_path / "arena"
+    with StubServer() as server:
+        for player in data["players"]:
+            player["params"] = {**player["params"], "model": "good",
+                                "base_url": server.base_url, "timeout": 10}
+        run_experiment(parse_config(data, str(path)), folder, show_progress=False,
+                       write_outputs=False)
+    records = [GameRecord.from_json(line) for line in games_text(folder).splitlines()]
+    hands = [frozenset(rnd.storyteller_hand for rnd in record.rounds) for record in records]
+    assert len(set(hands)) == len(records)  # a fresh deal every game
+    own_votes = 0
+    for record in records:
+        assert record.rules == "dixitworld_as_run" and len(record.rounds) == 12
+        assert record.rule_options["own_card_votes"] is True
+        assert record.rule_options["vote_bonus_points"] == 0
+        for rnd in record.rounds:
+            assert not rnd.faults
+            own_votes += sum(1 for seat, vote in enumerate(rnd.votes)
+                             if vote is not None and rnd.card_owner[vote] == seat)
+            teller = rnd.card_owner.index(rnd.storyteller)
+            finders = sum(vote == teller for vote in rnd.votes if vote is not None)
+            listener = {0: 2, 3: 3}.get(finders)  # none found: 2 each; all found: 3 each
+            expected = [listener if listener is not None else 3 * (vote == teller)
+                        for vote in rnd.votes]
+            expected[rnd.storyteller] = 3 if listener is None else 0
+            assert list(rnd.points) == expected  # DixitWorld's scoring, no bonus
+    assert own_votes > 0
+    requests = [json.loads(line)["request"]["messages"]
+                for segment in (folder / "exchanges").glob("*.jsonl")
+                for line in segment.read_text(encoding="utf-8").splitlines()]
+    systems = {messages[0]["content"] for messages in requests}
+    votes = [messages[1]["content"][0]["text"] for messages in requests
+             if "Vote for the card" in messages[1]["content"][0]["text"]]
+    assert votes and not [text for text in votes if "yours" in text or "your own" in text]
+    assert all("nobody may vote" not in text and "for each vote" not in text
+               and "may also vote for their own card" in text for text in systems)
+    assert replay_folder(folder, executor="local", show_progress=False) == (8, None)

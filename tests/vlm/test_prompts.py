@@ -23,6 +23,37 @@ def test_table_fields_follow_the_rules():
     assert "at most 3" in system and "3 players" in system
 
 
+VOTE_FIELDS = {"round": 1, "storyteller": 2, "clue": "echo", "display_count": 4,
+               "own_text": "Card 3 is yours.", "answer_format": "{}"}
+
+
+def test_the_prompt_says_the_vote_and_bonus_rules_in_force():
+    """A model is never told a rule the game does not play: the rule books' prompt forbids a
+    vote on one's own card and pays the bonus; DixitWorld as its code runs allows that vote
+    and pays no bonus, and its prompt says so (and says no bonus at all)."""
+    templates = Templates()
+
+    def prompts(rules):
+        fields = {**table_fields(rules, 4, 0), **VOTE_FIELDS}
+        return templates.system.format_map(fields), templates.vote.format_map(fields)
+
+    system, vote = prompts(get_rules("classic"))
+    assert "nobody may vote for their own card" in system
+    assert "also scores 1 point for each vote on their own card." in system
+    assert "you may not vote for your own" in vote
+    system, vote = prompts(get_rules("dixitworld_as_run"))
+    assert "may not vote" not in system + vote and "nobody may" not in system
+    assert "a player may also vote for their own card" in system
+    assert "you may also vote for your own" in vote
+    assert "for each vote" not in system and "such point" not in system  # no bonus at all
+    system, _ = prompts(get_rules("dixitworld"))
+    assert "at most 1 such point per round" in system and "nobody may vote" in system
+    system, _ = prompts(get_rules("classic", own_card_votes=True))
+    assert "1 point for each other player's vote on their own card" in system
+    system, _ = prompts(get_rules("classic", vote_bonus_cap=0))
+    assert "for each vote" not in system
+
+
 def test_overrides_from_strings_files_and_yaml(tmp_path):
     (tmp_path / "vote.txt").write_text("Vote on {clue}! {answer_format}", encoding="utf-8")
     (tmp_path / "p.yaml").write_text("tell: 'Tell for {hand_count} cards'\n", encoding="utf-8")

@@ -151,6 +151,35 @@ def test_illegal_moves_get_4xx_naming_the_rule(tmp_path):
         thread.join(timeout=30)
 
 
+def test_a_person_may_vote_for_their_own_card_where_the_rules_allow_it(tmp_path):
+    """Under own_card_votes the page is told so (own_card_votes in the state) and the move is
+    taken, recorded as a vote on the person's card; the rule books' page refuses it."""
+    data = config_data([{"name": "ann", "agent": "human"},
+                        {"name": "literal", "agent": "literal"},
+                        {"name": "random", "agent": "random"},
+                        {"name": "dice", "agent": "random"}], max_rounds=2)
+    data["rules"]["options"]["own_card_votes"] = True
+    table, thread = start_table(tmp_path, data)
+    client = client_for(table)
+    token = table.humans[0].token
+    url = f"/api/play/{token}"
+    try:
+        view = wait_for_phase(client, token, "tell")
+        assert view["own_card_votes"] is True
+        client.post(url, json=legal_move(view))
+        view = wait_for_phase(client, token, "submit")
+        client.post(url, json=legal_move(view))
+        view = wait_for_phase(client, token, "vote")
+        own = view["own_positions"][0]
+        view = client.post(url, json={"vote": own}).json()
+        while view["phase"] != "over":
+            view = client.get(url, params={"after": view["version"]}).json()
+        assert view["history"][-1]["votes"][0] == own
+    finally:
+        table.stop()
+        thread.join(timeout=30)
+
+
 def test_a_token_sees_only_its_own_seat(tmp_path):
     data = config_data([{"name": "ann", "agent": "human"}, {"name": "bob", "agent": "human"},
                         {"name": "literal", "agent": "literal"},
@@ -199,10 +228,12 @@ def test_secure_defaults(played):
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert page.headers["referrer-policy"] == "no-referrer"
     assert page.headers["x-content-type-options"] == "nosniff"
-    assert client.get("/api/play/x", headers={"host": "evil.example"}).status_code == 400
+    refused = client.get("/api/play/x", headers={"host": "evil.example"})
+    assert refused.status_code == 400 and refused.json()["rule"] == "host"
+    assert refused.headers["x-frame-options"] == "DENY"  # errors carry the headers too
     for url in ("/static/..%2Fplay_app.py", "/static/secret.txt", "/cards/-1", "/cards/84",
                 "/cards/..%2F..%2Fcards.csv"):
-        assert client.get(url).status_code in (404, 422), url
+        assert client.get(url).status_code in (400, 404), url
     image = client.get("/cards/0")
     assert image.status_code == 200 and image.headers["content-type"] == "image/webp"
     assert client.get("/static/play.js").headers["content-type"].startswith("text/javascript")

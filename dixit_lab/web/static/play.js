@@ -147,7 +147,9 @@ function drawStatus(next, revealing) {
                                     + `hand that ${next.n_cards === 1 ? "fits" : "fit"} the `
                                     + "clue.", false, true);
     case "vote": return setStatus("Vote for the card you think is the storyteller's "
-                                  + "(not your own).", false, true);
+                                  + (next.own_card_votes ? "(your own may be voted for, but "
+                                     + "it never finds the storyteller's card)."
+                                     : "(not your own)."), false, true);
     case "over": return setStatus("The game is over.", false);
     case "wait":
       if (next.seat === null) return setStatus("You sit out this game: it goes on without you.",
@@ -185,12 +187,14 @@ function drawAction(next, revealing) {
       ? "your card (told)" : "your card (submitted)"}));
   $("hand").replaceChildren(...hand, ...played);
   const own = next.own_positions;
+  const barred = (position) => own.includes(position) && !next.own_card_votes;
   const display = next.display.map((card, position) => phase === "vote"
     ? cardView(card, {
         label: own.includes(position) ? el("span", {}, el("b", {}, `${position + 1}.`), " yours")
           : el("b", {}, `${position + 1}.`),
-        disabled: own.includes(position), classes: own.includes(position) ? ["mine"] : [],
-        aria: own.includes(position) ? `Card ${position + 1}: your own card, you cannot vote for it`
+        disabled: barred(position), classes: own.includes(position) ? ["mine"] : [],
+        aria: barred(position) ? `Card ${position + 1}: your own card, you cannot vote for it`
+          : own.includes(position) ? `Card ${position + 1}: your own card, ${card.alt}`
           : `Card ${position + 1}: ${card.alt}`,
         onclick: (event) => chooseVote(event.currentTarget, position),
       })
