@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from dixit_lab.bundled import example_names, example_path
@@ -13,8 +14,9 @@ def test_examples_lists_every_packaged_config_with_what_it_is(capsys) -> None:
     listing = capsys.readouterr().out
     starts = [line.split()[0] for line in listing.splitlines() if line and not line[0].isspace()]
     assert starts[:len(example_names())] == example_names()
-    assert "quickstart         Five agents on the bundled `dreams` deck" in listing
-    assert "rule_variants      The same five agents under the three rule presets" in listing
+    assert re.search(r"^quickstart +Five agents on the bundled `dreams` deck", listing, re.M)
+    assert re.search(r"^rule_variants +The same five agents under the three rule presets",
+                     listing, re.M)
     assert main(["examples", "list"]) == 0
     assert capsys.readouterr().out == listing
 
