@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from dixit_lab._version import __version__
 from tests.packaging_support import (
     REPO,
     Timings,
@@ -37,6 +38,7 @@ from tests.packaging_support import (
 pytestmark = pytest.mark.install
 
 MAX_WHEEL_BYTES = 25_000_000
+INFO = f"dixit_lab-{__version__}.dist-info"
 README = (REPO / "README.md").read_text(encoding="utf-8")
 TIMINGS = Timings()
 
@@ -96,11 +98,11 @@ def test_the_wheel_carries_the_data_and_examples_once_and_stays_lean(dists,
             assert hashlib.sha256(wheel_files[prefix + relative]).digest() == \
                 hashlib.sha256((REPO / path).read_bytes()).digest(), path
     tops = {name.split("/")[0] for name in names}
-    assert tops == {"dixit_lab", "dixit_lab_agents", "dixit_lab-0.1.0.dist-info"}, tops
+    assert tops == {"dixit_lab", "dixit_lab_agents", INFO}, tops
     assert "dixit_lab/py.typed" in names and "dixit_lab/web/static/play.html" in names
-    metadata = wheel_files["dixit_lab-0.1.0.dist-info/METADATA"].decode()
+    metadata = wheel_files[f"{INFO}/METADATA"].decode()
     assert "License-Expression: MIT" in metadata and "Classifier: " in metadata
-    assert "dixit_lab-0.1.0.dist-info/licenses/LICENSE" in names
+    assert f"{INFO}/licenses/LICENSE" in names
 
 
 @pytest.fixture(scope="module")
