@@ -40,7 +40,8 @@ def main() -> None:
                               ("git+file", f"git+file://{REPO}")):
             install(python, target, label, timings)
             if label == "wheel":
-                print(f"environment with the wheel: {folder_bytes(root / 'venv') / 1e6:.0f} MB")
+                print(f"environment with the wheel (no pip, no compiled files): "
+                      f"{folder_bytes(root / 'venv') / 1e6:.0f} MB")
             folder = root / f"run-{label}"
             folder.mkdir()
             for args in (["run", "quickstart", "--quiet"], ["simulate", "--games", "20"]):

@@ -94,9 +94,10 @@ def uninstall(python: Path) -> None:
 
 
 def folder_bytes(folder: Path) -> int:
-    """The bytes of the files under ``folder`` (what ``du`` counts, roughly)."""
+    """The bytes of the files under ``folder`` without Python's compiled files (which grow
+    with what has been imported)."""
     return sum(path.stat().st_size for path in folder.rglob("*")
-               if path.is_file() and not path.is_symlink())
+               if path.is_file() and not path.is_symlink() and "__pycache__" not in path.parts)
 
 
 def dixit_lab(python: Path, args: list[str], folder: Path, home: Path) -> str:

@@ -139,7 +139,8 @@ def test_installed_outside_the_clone_the_main_job_runs(how, dists, venv_python,
         assert (empty / "results" / "quickstart" / "report.md").is_file()
         if how == "wheel":  # the README's size of this environment, and a copy of the example
             size = folder_bytes(venv_python.parent.parent) / 1e6
-            said = re.search(r"fresh environment takes about (\d+) MB", " ".join(README.split()))
+            said = re.search(r"dependencies and the package take about (\d+) MB",
+                             " ".join(README.split()))
             assert said, "the README no longer says the size of a core install"
             print(f"\nenvironment with the wheel: {size:.0f} MB", end="")
             assert 0.75 < int(said.group(1)) / size < 1.25, (said.group(0), size)
@@ -147,8 +148,9 @@ def test_installed_outside_the_clone_the_main_job_runs(how, dists, venv_python,
             copied = dixit_lab(venv_python, ["run", "mine/quickstart.yaml", "--quiet",
                                              "--out", "copied"], empty, home).splitlines()
             assert copied[2:] == printed[2:]
-        simulated = dixit_lab(venv_python, ["simulate", "--games", "20", "--agents",
-                                            "literal,softmax,pragmatic,random"], empty, home)
+        simulated = dixit_lab(venv_python, ["simulate", "--players", "4", "--games", "20",
+                                            "--agents", "literal,softmax,pragmatic,random"],
+                              empty, home)
         assert "games        20" in simulated, simulated
     finally:
         uninstall(venv_python)
