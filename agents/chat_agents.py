@@ -16,7 +16,10 @@ from dixit_lab.vlm.images import image_ref
 
 __all__ = ["LlmAgent", "VlmAgent"]
 
-ReplyFormat = Literal["json_schema", "json_object", "none"]
+ReplyFormat = Literal["auto", "json_schema", "json_object_schema", "grammar", "json_object",
+                      "none"]
+Dialect = Literal["auto", "openai", "vllm", "ollama", "llama-server", "llama-cpp-python"]
+Mismatch = Literal["warn", "error", "ignore"]
 
 
 @register_agent("vlm")
@@ -29,17 +32,20 @@ class VlmAgent(ChatAgent):
                  max_tokens: int | None = 300, image_size: int = 512,
                  image_detail: Literal["low", "high", "auto"] | None = None, timeout: float = 60.0,
                  retries: int = 2, http_retries: int = 3, backoff: float = 0.5,
-                 concurrency: int = 8, response_format: ReplyFormat = "json_schema",
-                 send_seed: bool = True, price_in: float | None = None,
-                 price_out: float | None = None, prompts: str | None = None,
-                 system_prompt: str | None = None, tell_prompt: str | None = None,
-                 submit_prompt: str | None = None, vote_prompt: str | None = None,
-                 retry_prompt: str | None = None) -> None:
+                 concurrency: int = 8, response_format: ReplyFormat | None = "auto",
+                 dialect: Dialect = "auto", on_model_mismatch: Mismatch = "warn",
+                 check_images: bool = True, send_seed: bool = True,
+                 price_in: float | None = None, price_out: float | None = None,
+                 max_tokens_total: int | None = None, max_cost_usd: float | None = None,
+                 prompts: str | None = None, system_prompt: str | None = None,
+                 tell_prompt: str | None = None, submit_prompt: str | None = None,
+                 vote_prompt: str | None = None, retry_prompt: str | None = None) -> None:
         if image_size < 16:
             raise ValueError(f"image_size must be at least 16 pixels, got {image_size}")
-        super().__init__(**self.common(locals(), "image_size", "image_detail"))
+        super().__init__(**self.common(locals(), "image_size", "image_detail", "check_images"))
         self.image_size = image_size
         self.image_detail = image_detail
+        self.check_images = check_images
         self._by_ref: dict[str, Card] = {}
 
     def check_deck(self, context: GameContext) -> None:
@@ -56,6 +62,10 @@ class VlmAgent(ChatAgent):
     def wire(self, request: dict[str, Any]) -> bytes:
         return wire_images(request, self._by_ref, self.image_size)
 
+    def probe_parts(self) -> list[dict[str, Any]] | None:
+        """The deck's first card, to check that the server sees images (``check_images``)."""
+        return self.card_parts([self.context.deck[0]]) if self.check_images else None
+
 
 @register_agent("llm")
 class LlmAgent(ChatAgent):
@@ -68,9 +78,11 @@ class LlmAgent(ChatAgent):
                  max_tokens: int | None = 300,
                  caption: Literal["caption", "alt_caption"] = "caption", timeout: float = 60.0,
                  retries: int = 2, http_retries: int = 3, backoff: float = 0.5,
-                 concurrency: int = 8,
-                 response_format: ReplyFormat = "json_schema", send_seed: bool = True,
-                 price_in: float | None = None, price_out: float | None = None,
+                 concurrency: int = 8, response_format: ReplyFormat | None = "auto",
+                 dialect: Dialect = "auto", on_model_mismatch: Mismatch = "warn",
+                 send_seed: bool = True, price_in: float | None = None,
+                 price_out: float | None = None, max_tokens_total: int | None = None,
+                 max_cost_usd: float | None = None,
                  prompts: str | None = None, system_prompt: str | None = None,
                  tell_prompt: str | None = None, submit_prompt: str | None = None,
                  vote_prompt: str | None = None, retry_prompt: str | None = None) -> None:

@@ -1,5 +1,9 @@
 """Files: atomic writes (a file is either the old one or the whole new one, never half: the one
-home of this for results, caches and shipped files) and content digests."""
+home of this for results, caches and shipped files) and content digests.
+
+A write that fails (a full disk, a quota, a read-only file system) raises an ``OSError`` that
+names the file being written, ``FILE: reason`` (the system gives a failed ``write`` or
+``fsync`` no file name), and leaves the old file, if any, as it was."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text", "file_sha256"]
+__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text", "file_sha256", "named"]
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -26,10 +30,27 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
             os.fsync(stream.fileno())
         os.chmod(temporary, 0o666 & ~_umask())  # as open() would: mkstemp makes 0600
         os.replace(temporary, target)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise named(error, target) from error
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     return target
+
+
+def named(error: OSError, target: str | Path) -> OSError:
+    """``error`` naming ``target`` when it names no file, or only a temporary one (of
+    :func:`atomic_write`): an ``OSError`` of the same kind whose message is ``FILE:
+    reason``."""
+    names = {str(name) for name in (error.filename, error.filename2) if name is not None}
+    if names and not all(Path(name).name.endswith(".tmp") for name in names):
+        return error
+    reason = error.strerror or str(error) or type(error).__name__
+    try:
+        return type(error)(error.errno, reason, str(target))
+    except TypeError:  # a subclass with a constructor of its own
+        return OSError(error.errno, reason, str(target))
 
 
 def _umask() -> int:

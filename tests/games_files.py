@@ -33,7 +33,10 @@ def has_games(folder: Path) -> bool:
 
 
 def replace_games(folder: Path, text: str) -> Path:
-    """Put ``text`` in the place of the folder's games, as a plain ``games.jsonl``."""
+    """Put ``text`` in the place of the folder's games, as a plain ``games.jsonl``, and
+    remove the manifest (as in a folder written before manifests, whose lines are checked one
+    by one: what the tests of edited lines test)."""
+    (folder / "manifest.json").unlink(missing_ok=True)
     for name in RECORD_NAMES:
         (folder / name).unlink(missing_ok=True)
     path = folder / "games.jsonl"

@@ -529,13 +529,17 @@ def test_results_files_follow_the_umask_and_names_cannot_break_the_report(tmp_pa
 
 # -- compressed records and a run's parts --------------------------------------------------
 
-def test_a_cut_short_compressed_games_file_is_refused_naming_it(tmp_path, capsys):
+@pytest.mark.parametrize("manifest", [True, False])
+def test_a_cut_short_compressed_games_file_is_refused_naming_it(tmp_path, capsys, manifest):
     folder = finished_run(tmp_path)
+    if not manifest:  # a folder written before manifests: the Zstandard frame tells
+        (folder / "manifest.json").unlink()
     path = folder / "games.jsonl.zst"
     data = path.read_bytes()
     path.write_bytes(data[: len(data) * 2 // 3])  # a copy that stopped early
     code, err = cli(capsys, "report", str(folder))
-    assert code == 2 and f"{path}: not a whole Zstandard file" in err
+    expected = "the file was cut short" if manifest else "not a whole Zstandard file"
+    assert code == 2 and f"{path}: " in err and expected in err, err
     assert not (folder / "agents.csv").exists()
 
 

@@ -55,6 +55,7 @@ def print_agents(folder: Path) -> None:
     table = pd.read_csv(path)
     columns = [c for c in ("player", "games", "win_share", "points_per_game",
                            "storyteller_points_per_turn", "some_found_rate", "all_found_rate",
-                           "none_found_rate", "listener_accuracy") if c in table.columns]
+                           "none_found_rate", "listener_accuracy", "listener_kappa",
+                           "own_decision_share") if c in table.columns]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table[columns].round(3).to_string(index=False))

@@ -20,17 +20,21 @@ __all__ = ["add_commands"]
 
 def cmd_run(args: argparse.Namespace) -> int:
     from dixit_lab.run.experiment import load_config
-    from dixit_lab.run.runner import run_file
+    from dixit_lab.run.runner import ModelShareError, model_shares, run_file
 
     args.config = config_argument(args.config)
     config = load_config(args.config)
     if config.tune and not config.sweep and not args.quiet:
         print("note: this config has a tune section; `dixit-lab tune` runs the search",
               file=sys.stderr)
-    result = run_file(args.config, args.out, records=args.records, executor=args.executor,
-                      workers=args.workers, chunk_size=args.chunk_size,
-                      show_progress=not args.quiet, address=args.address,
-                      exchanges=args.exchanges)
+    failed: ModelShareError | None = None
+    try:
+        result = run_file(args.config, args.out, records=args.records, executor=args.executor,
+                          workers=args.workers, chunk_size=args.chunk_size,
+                          show_progress=not args.quiet, address=args.address,
+                          exchanges=args.exchanges)
+    except ModelShareError as error:  # the results are written: show them, then fail
+        failed, result = error, error.result
     if isinstance(result, Path):
         print(f"sweep of {len(config.sweep or {})} path(s) done: open {result / 'report.md'}")
         return 0
@@ -43,6 +47,12 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{seconds_since_start():.1f} s)")
     print(f"results: {result.folder}  (report: {result.folder / 'report.md'})")
     print_agents(result.folder)
+    for name, decisions, share in model_shares(result.folder, config):
+        print(f"model seat {name}: {round(share * decisions)} of {decisions} decisions made "
+              f"by the model itself ({share:.0%}); the rest are seeded fallbacks of faults")
+    if failed is not None:
+        print(f"dixit-lab run: error: {failed}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -22,7 +22,7 @@ from dixit_lab.core.seeding import CounterStream, seat_generator
 from dixit_lab.errors import UserError
 from dixit_lab.plugins.imports import ImportStringError, is_import_string, load_class
 from dixit_lab.plugins.registry import Registry, UnknownName
-from dixit_lab.plugins.spec import SpecError, check_value, parse_spec, type_name
+from dixit_lab.plugins.spec import SpecError, check_value, parse_spec, read_bare, type_name
 
 __all__ = [
     "AGENTS",
@@ -336,7 +336,10 @@ def make_agent(spec: str | dict[str, Any]) -> Agent:
     unknown = sorted(set(args) - set(params))
     if unknown:
         allowed = ", ".join(p.describe() for p in params.values()) or "none"
-        raise AgentSpecError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}; "
+        from dixit_lab.suggest import did_you_mean
+
+        raise AgentSpecError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}"
+                             f"{did_you_mean(unknown[0], params)}; "
                              f"allowed: {allowed}")
     missing = [p.name for p in params.values() if p.required and p.name not in args]
     if missing:
@@ -359,10 +362,9 @@ def canonical_spec(name: str, args: dict[str, Any]) -> str:
 
 
 def _format_value(value: Any) -> str:
-    if isinstance(value, str):
+    if isinstance(value, str):  # bare only where the spec parser reads the same string back
         safe = value and all(ch.isalnum() or ch in "_-./:@+" for ch in value)
-        return value if safe and value not in ("None", "true", "false", "True", "False") \
-            else repr(value)
+        return value if safe and read_bare(value) == value else repr(value)
     return repr(value)
 
 

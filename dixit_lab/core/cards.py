@@ -11,6 +11,7 @@ from types import MappingProxyType
 
 from dixit_lab.bundled import data_root
 from dixit_lab.errors import UserError
+from dixit_lab.text_rule import text_problem
 
 __all__ = [
     "IMAGE_EXTENSIONS",
@@ -143,7 +144,10 @@ class Deck:
             if not files:
                 raise DeckError(f"deck folder {folder} holds no image files "
                                 f"({', '.join(IMAGE_EXTENSIONS)}) and no cards.csv")
+            for file in files:
+                _check_text(file.stem, f"deck folder {folder}: image {file.name}", "id")
             cards = [Card(p.stem, p) for p in files]
+        _check_text(name or folder.name, f"deck folder {folder}", "name")
         for card in cards:
             _check_image(card, decode)
         return cls(name or folder.name, tuple(cards))
@@ -188,6 +192,8 @@ def _cards_from_csv(csv_path: Path, folder: Path) -> list[Card]:
                 raise DeckError(f"{csv_path}, line {line}: duplicate card id {card_id!r} "
                                 f"(first on line {seen[card_id]})")
             seen[card_id] = line
+            for column in ("id", "caption", "alt_caption"):
+                _check_text((row.get(column) or "").strip(), f"{csv_path}, line {line}", column)
             cards.append(Card(
                 card_id,
                 folder / file_name,
@@ -197,6 +203,16 @@ def _cards_from_csv(csv_path: Path, folder: Path) -> list[Card]:
     if not cards:
         raise DeckError(f"{csv_path} lists no cards")
     return cards
+
+
+def _check_text(text: str, where: str, what: str) -> None:
+    """Refuse a card id, caption or deck name that breaks the text rule (one line of Unicode
+    text: :mod:`dixit_lab.text_rule`): ids and names reach the records and the tables,
+    captions the models' prompts."""
+    problem = text_problem(text)
+    if problem:
+        raise DeckError(f"{where}: {what} {text!r} is not one line of text: it holds "
+                        f"{problem}")
 
 
 def _check_image(card: Card, decode: bool = True) -> None:
@@ -250,7 +266,10 @@ def load_deck(name: str) -> Deck:
     elif Path(name).is_dir():
         deck = Deck.from_folder(name)
     else:
-        raise DeckError(f"unknown deck {name!r}; bundled decks: "
+        from dixit_lab.suggest import did_you_mean
+
+        raise DeckError(f"unknown deck {name!r}{did_you_mean(name, available_decks())}; "
+                        f"bundled decks: "
                         f"{', '.join(available_decks()) or 'none found'}; also allowed: "
                         f"'numbered-N', 'a+b' to mix decks, or a path to a folder of images")
     _DECK_CACHE[name] = deck

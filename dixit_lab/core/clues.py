@@ -36,6 +36,7 @@ import numpy as np
 
 from dixit_lab.bundled import data_path
 from dixit_lab.errors import UserError
+from dixit_lab.text_rule import text_problem
 
 __all__ = [
     "CLUE_KINDS",
@@ -147,6 +148,10 @@ class ClueBank:
                 raise ClueBankError(
                     f"clue bank {self.name!r}: clue {i} ({texts[i]!r}) is empty after normalisation"
                 )
+            problem = text_problem(text)
+            if problem:
+                raise ClueBankError(f"clue bank {self.name!r}: clue {i} ({text!r}) is not one "
+                                    f"line of text: it holds {problem}")
             if not isinstance(kind, str) or not kind.strip():
                 raise ClueBankError(f"clue bank {self.name!r}: clue {i} ({text!r}) has no kind")
             key = text.casefold()
@@ -270,7 +275,7 @@ class ClueBank:
         except UnicodeDecodeError as exc:
             raise ClueBankError(f"{path}: not UTF-8 text ({exc})") from exc
         if suffix == ".txt":
-            texts, kinds, empty = _parse_txt(content)
+            texts, kinds, empty = _parse_txt(content, path)
         else:
             texts, kinds, empty = _parse_csv(content, path)
         return cls._build(texts, kinds, name=name, source=str(path), skipped_empty=empty)
@@ -392,22 +397,33 @@ def _looks_like_path(value: str) -> bool:
     return "/" in value or os.sep in value or bool(Path(value).suffix)
 
 
-def _parse_txt(content: str) -> tuple[list[str], list[str], int]:
-    """One clue per line; blank lines and ``#`` comments are ignored silently.
+def _parse_txt(content: str, path: Path) -> tuple[list[str], list[str], int]:
+    """One clue per line (lines end at ``"\\n"``, a line separator such as U+2028 in a line is
+    refused, naming the line); blank lines and ``#`` comments are ignored silently.
 
     Lines with content that normalises to nothing (e.g. ``""``) count as empty.
     """
     texts: list[str] = []
     empty = 0
-    for line in content.splitlines():
+    for number, line in enumerate(content.split("\n"), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
+        _check_clue_text(stripped, f"{path}, line {number}", allow="\t")
         if not normalize_clue(stripped):
             empty += 1
             continue
         texts.append(stripped)
     return texts, [CUSTOM_KIND] * len(texts), empty
+
+
+def _check_clue_text(text: str, where: str, allow: str) -> None:
+    """Refuse a clue of a file that breaks the text rule (``allow``: the whitespace that
+    normalisation collapses to a space: tabs, and the line breaks of a quoted CSV clue)."""
+    problem = text_problem(text, allow=allow)
+    if problem:
+        raise ClueBankError(f"{where}: the clue {text!r} is not one line of text: it holds "
+                            f"{problem}")
 
 
 #: a quoted clue may hold a line break or two, never more (more is an unbalanced quote)
@@ -442,6 +458,7 @@ def _parse_csv(content: str, path: Path) -> tuple[list[str], list[str], int]:
             if reader.line_num - first > MAX_CLUE_LINES - 1:
                 raise ClueBankError(f"{path}, line {first}: a quoted clue runs over lines "
                                     f"{first}-{reader.line_num} (an unbalanced quote?)")
+            _check_clue_text(text, f"{path}, line {first}", allow="\n\r\t")
             if not normalize_clue(text):
                 empty += 1
                 continue

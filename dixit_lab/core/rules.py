@@ -213,13 +213,16 @@ def get_rules(name: str = "classic", **overrides: Any) -> RuleSet:
     >>> get_rules("classic", lone_finder_points=4).lone_finder_points
     4
     """
+    from dixit_lab.suggest import did_you_mean
+
     if name not in PRESETS:
-        raise RuleError(f"unknown rule preset {name!r}; available presets: "
-                         f"{', '.join(sorted(PRESETS))}")
+        raise RuleError(f"unknown rule preset {name!r}{did_you_mean(name, PRESETS)}; "
+                        f"available presets: {', '.join(sorted(PRESETS))}")
     unknown = sorted(set(overrides) - set(_FIELDS))
     if unknown:
-        raise RuleError(f"unknown rule option(s) {', '.join(map(repr, unknown))}; "
-                         f"allowed options: {', '.join(f for f in _FIELDS if f != 'name')}")
+        raise RuleError(f"unknown rule option(s) {', '.join(map(repr, unknown))}"
+                        f"{did_you_mean(unknown[0], _FIELDS)}; "
+                        f"allowed options: {', '.join(f for f in _FIELDS if f != 'name')}")
     fields: dict[str, Any] = {"name": name, **PRESETS[name], **overrides}
     return RuleSet(**fields)
 

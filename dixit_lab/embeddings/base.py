@@ -202,7 +202,10 @@ def make_embedder(spec: str | Mapping[str, Any] | Embedder) -> Embedder:
     values: dict[str, Any] = {}
     for key, value in params.items():
         if key not in allowed:
-            raise EmbedderSpecError(f"embedder {name!r} has no parameter {key!r}; allowed: "
+            from dixit_lab.suggest import did_you_mean
+
+            raise EmbedderSpecError(f"embedder {name!r} has no parameter {key!r}"
+                                    f"{did_you_mean(key, allowed)}; allowed: "
                                     f"{_describe(allowed)}")
         values[key] = _coerce(name, key, value, allowed[key][0])
     try:

@@ -189,6 +189,7 @@ def regenerate_shipped(deck: str, embedder: str | Embedder, clue_bank: str = "de
 
     The vectors are recomputed, never read from the disk cache or earlier shipped files: a
     machine without the model gets :class:`ModelUnavailableError`, not copies."""
+    from dixit_lab.atomic import atomic_write_text
     from dixit_lab.core.clues import ClueBank
 
     model = make_embedder(embedder)
@@ -201,7 +202,7 @@ def regenerate_shipped(deck: str, embedder: str | Embedder, clue_bank: str = "de
                                 model.id)
     folder = shipped_folder(model.id, out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "embedder.txt").write_text(model.id + "\n", encoding="utf-8")
+    atomic_write_text(folder / "embedder.txt", model.id + "\n")
     deck_path = folder / f"deck-{deck_obj.name}.npz"
     _write(deck_path, embedder_id=np.asarray(model.id),
            card_ids=np.asarray([card.id for card in cards]),

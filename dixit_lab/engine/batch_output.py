@@ -7,7 +7,6 @@ summarising a chunk (:mod:`dixit_lab.run.parts`) costs no parsing of what was ju
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ import numpy as np
 from dixit_lab.core.seeding import seed_fields
 from dixit_lab.engine.game import _options
 from dixit_lab.records.batches import GameBatch
-from dixit_lab.records.format import ROUND_FIELDS, round_json_keys
+from dixit_lab.records.format import ROUND_FIELDS, json_text, round_json_keys
 
 if TYPE_CHECKING:
     from dixit_lab.core.cards import Deck
@@ -31,8 +30,7 @@ def json_lines(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, 
     """The records of the games of ``games`` (a ``batched._Batch`` that played ``rounds``) as
     JSON lines, byte for byte as ``GameRecord.to_json`` writes them
     (written from templates: ``json.dumps`` per game would cost more than the games)."""
-    def dumps(value: Any) -> str:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    dumps = json_text
 
     def array(values: list[Any]) -> str:
         return str(values).replace(" ", "")
@@ -118,7 +116,7 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
     seat_names = np.asarray(list(names), dtype=object)[games.seating].ravel()
     players = [name for meta in metas for name in meta["players"]]
     clue_index = stacked("clue")
-    rule_text = json.dumps(_options(rules), separators=(",", ":"), ensure_ascii=False)
+    rule_text = json_text(_options(rules))
     return GameBatch(
         n=n, record_index=np.asarray(indices, dtype=np.int64),
         game=np.array([meta["game"] for meta in metas], dtype=np.int64),
@@ -140,7 +138,7 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
         votes=stacked("votes").astype(np.int64), points=stacked("points").astype(np.int64),
         scores=stacked("scores").astype(np.int64), faults=np.zeros((r, n), dtype=np.int64),
         fault_round=np.zeros(0, np.int64), fault_seat=np.zeros(0, np.int64),
-        fault_kinds=pa.array([], pa.string()),
+        fault_kinds=pa.array([], pa.string()), fault_actions=pa.array([], pa.string()),
         hands=pa.ListArray.from_arrays(
             pa.array(np.arange(0, r * hand.shape[1] + 1, hand.shape[1], dtype=np.int32)
                      if r else np.zeros(1, np.int32)),

@@ -50,6 +50,7 @@ from dixit_lab.core.seeding import (
     uniforms,
 )
 from dixit_lab.records.format import EndReason, Fault, GameRecord, RoundRecord
+from dixit_lab.text_rule import safe_message, text_problem
 
 __all__ = [
     "FALLBACK_CLUE",
@@ -252,7 +253,7 @@ class GameSteps:
         if self.on_illegal == "raise":
             raise IllegalAction(f"seat {seat} (agent {self.names[seat]}), round "
                                 f"{self.round_index}, {action}: {message}") from cause
-        self.faults.append(Fault(seat, self.names[seat], action, message, kind))
+        self.faults.append(Fault(seat, self.names[seat], action, safe_message(message), kind))
         rng = self.fallback_rngs.get(seat)
         if rng is None:
             rng = self.fallback_rngs[seat] = stream(self.seq, _FALLBACK, seat)
@@ -482,6 +483,9 @@ def _tell_problem(clue: Any, hand: list[int]) -> str | None:
         return f"card {clue.card!r} is not in the storyteller's hand {hand}"
     if not isinstance(clue.text, str) or not clue.text.strip():
         return f"the clue text must be a non-empty string, got {clue.text!r}"
+    problem = text_problem(clue.text)
+    if problem:
+        return f"the clue {clue.text!r} is not one line of text: it holds {problem}"
     return None
 
 

@@ -127,12 +127,9 @@ class FittedListener:
         return json.dumps(data, indent=2, sort_keys=False) + "\n"
 
     def save(self, path: str | Path) -> Path:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_suffix(target.suffix + ".tmp")
-        temporary.write_text(self.to_json(), encoding="utf-8")
-        temporary.replace(target)
-        return target
+        from dixit_lab.atomic import atomic_write_text
+
+        return atomic_write_text(path, self.to_json())
 
     @classmethod
     def load(cls, path: str | Path) -> FittedListener:

@@ -74,8 +74,10 @@ class Registry(Generic[T]):
             return cls
         entry = self._entry_points().get(name)
         if entry is None:
-            raise UnknownName(f"unknown {self.kind} {name!r}; available {self.kind}s: "
-                              f"{', '.join(self.names()) or 'none'}")
+            from dixit_lab.suggest import did_you_mean
+
+            raise UnknownName(f"unknown {self.kind} {name!r}{did_you_mean(name, self.names())}"
+                              f"; available {self.kind}s: {', '.join(self.names()) or 'none'}")
         try:
             loaded = entry.load()
         except Exception as error:

@@ -34,7 +34,7 @@ from pydantic import TypeAdapter, ValidationError
 from dixit_lab.errors import UserError
 
 __all__ = ["SpecError", "check_value", "format_spec", "format_value", "parse_assignment",
-           "parse_spec", "split_specs", "type_name"]
+           "parse_spec", "read_bare", "split_specs", "type_name"]
 
 _NAME = re.compile(r"[A-Za-z_./~][\w\-.:/~]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
@@ -112,6 +112,11 @@ def format_spec(name: str, params: Mapping[str, Any] | None = None) -> str:
             raise SpecError(f"bad parameter name {key!r}")
     inner = ", ".join(f"{key}={format_value(value)}" for key, value in params.items())
     return f"{name}({inner})"
+
+
+def read_bare(word: str) -> Any:
+    """What a bare word of a spec reads as: None, a bool, an int, a float or the string."""
+    return _bare_value(word)
 
 
 def _bare_value(word: str) -> Any:

@@ -40,7 +40,7 @@ def _schema() -> pa.Schema:
     import pyarrow as pa
 
     ints = pa.list_(pa.int64())
-    fault = pa.struct([("seat", pa.int64()), ("kind", pa.string())])
+    fault = pa.struct([("seat", pa.int64()), ("action", pa.string()), ("kind", pa.string())])
     round_type = pa.struct([
         ("storyteller", pa.int64()), ("clue", pa.string()), ("storyteller_card", pa.int64()),
         ("display", ints), ("card_owner", ints), ("votes", ints), ("points", ints),
@@ -93,6 +93,7 @@ class GameBatch:
     fault_kinds: Any          # (F,) pyarrow strings: its kind
     hands: Any                # (R,) pyarrow list of the storyteller's hand
     unperceived: np.ndarray   # (R, n) 1 if the seat could not perceive the round's clue
+    fault_actions: Any = None  # (F,) pyarrow strings: the action that failed (None: none)
 
     @property
     def games(self) -> int:
@@ -234,7 +235,7 @@ def _from_table(table: pa.Table, record_index: np.ndarray, rule_options: list[st
         faults=faults,
         fault_round=fault_round, fault_seat=fault_seat,
         fault_kinds=fault_structs.field("kind"), hands=flat.field("storyteller_hand"),
-        unperceived=unperceived)
+        unperceived=unperceived, fault_actions=fault_structs.field("action"))
 
 
 def _display_sizes(rounds: Any, sizes: np.ndarray) -> np.ndarray:
@@ -341,12 +342,22 @@ def _checked(path: Path, lines: list[bytes], numbers: list[int], first: int, che
     except (ValueError, KeyError, TypeError):
         _explain(path, lines, numbers, first, line_of)
         raise
-    if check and any(_first_inconsistent(batch) is not None for batch in batches):
+    if check and any(_first_inconsistent(batch) is not None or not _rules_build(batch)
+                     for batch in batches):
         _explain(path, lines, numbers, first, line_of)
         raise ConfigError(f"{path}: games {first}..{first + len(lines) - 1} contradict "
-                          f"their own scores; the file was edited")
+                          f"their own scores, seats or cards; the file was edited")
     line_of.extend(numbers)
     yield from batches
+
+
+def _rules_build(batch: GameBatch) -> bool:
+    """Whether every game's rule options make a rule set."""
+    try:
+        rule_sets(batch.rule_options)
+    except (TypeError, ValueError, KeyError):
+        return False
+    return True
 
 
 def _explain(path: Path, lines: list[bytes], numbers: list[int], first: int,
@@ -369,10 +380,22 @@ def _explain(path: Path, lines: list[bytes], numbers: list[int], first: int,
 
 
 def _first_inconsistent(batch: GameBatch) -> int | None:
-    """The record index of the first game whose indices, scores or winners contradict
-    themselves, or None."""
+    """The record index of the first game whose indices, scores, winners, seats, votes or
+    cards contradict themselves (or its deck, when it can be loaded), or None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from dixit_lab.records.format import END_REASONS
+
     bad = batch.game != batch.record_index
+    known = pc.is_in(batch.end_reason, value_set=pa.array(END_REASONS, pa.string()))
+    bad |= ~np.asarray(pc.fill_null(known, False).to_numpy(zero_copy_only=False), dtype=bool)
+    for texts in (batch.rules, batch.deck):
+        bad |= np.asarray(pc.is_null(texts).to_numpy(zero_copy_only=False), dtype=bool)
+    missing = np.asarray(pc.is_null(batch.agents).to_numpy(zero_copy_only=False), dtype=bool)
+    bad |= missing.reshape(batch.games, batch.n).any(axis=1) if batch.n else False
     if batch.rounds:
+        bad |= np.bincount(batch.round_game[_bad_rounds(batch)], minlength=batch.games) > 0
         totals = np.cumsum(batch.points, axis=0)
         padded = np.r_[np.zeros((1, batch.n), np.int64), totals]
         running = totals - padded[batch.round_start[batch.round_game]]
@@ -392,6 +415,43 @@ def _first_inconsistent(batch: GameBatch) -> int | None:
     bad |= np.any(marked != top, axis=1) | (counts != top.sum(axis=1))
     position = np.flatnonzero(bad)
     return int(batch.record_index[position[0]]) if len(position) else None
+
+
+def _bad_rounds(batch: GameBatch) -> np.ndarray:
+    """(R,) rounds whose seats, votes or cards are out of range: a storyteller or an owner
+    that is not a seat, a vote that is not a displayed position (or the storyteller's), a
+    storyteller's card not displayed, a card outside the deck, no clue."""
+    import pyarrow.compute as pc
+
+    n, shown = batch.n, batch.display.shape[1]
+    teller = batch.storyteller
+    bad = (teller < 0) | (teller >= n)
+    bad |= np.asarray(pc.is_null(batch.clue).to_numpy(zero_copy_only=False), dtype=bool)
+    bad |= np.any((batch.card_owner < 0) | (batch.card_owner >= n), axis=1)
+    is_teller = np.arange(n)[None, :] == teller[:, None]
+    votes = batch.votes
+    bad |= np.any(np.where(is_teller, votes != -1, (votes < 0) | (votes >= shown)), axis=1)
+    bad |= ~np.any(batch.display == batch.storyteller_card[:, None], axis=1)
+    size = _deck_size(batch)
+    if size is not None:
+        cards = np.concatenate([batch.display, batch.storyteller_card[:, None]], axis=1)
+        bad |= np.any((cards < 0) | (cards >= size), axis=1)
+    return bad
+
+
+def _deck_size(batch: GameBatch) -> int | None:
+    """The cards of the batch's deck (one deck, loadable here), else None."""
+    import pyarrow.compute as pc
+
+    from dixit_lab.core.cards import DeckError, load_deck
+
+    decks = pc.unique(batch.deck).to_pylist()
+    if len(decks) != 1:
+        return None
+    try:
+        return len(load_deck(str(decks[0])))
+    except (DeckError, OSError, ValueError):
+        return None
 
 
 def rule_sets(texts: Sequence[str]) -> dict[str, Any]:

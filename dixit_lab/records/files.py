@@ -59,9 +59,11 @@ def is_compressed(path: Path) -> bool:
 
 
 def compressor() -> object:
+    """The Zstandard compressor of games files: every frame carries a checksum of its content
+    (``write_checksum``), which the reader verifies, so a damaged frame is refused."""
     import zstandard
 
-    return zstandard.ZstdCompressor(level=_LEVEL)
+    return zstandard.ZstdCompressor(level=_LEVEL, write_checksum=True)
 
 
 class _Decompressed(io.RawIOBase):
@@ -117,13 +119,21 @@ class _Decompressed(io.RawIOBase):
 
 
 def open_records(path: Path) -> IO[bytes]:
-    """A games file opened for reading its lines as bytes, decompressed if it is ``.zst``."""
+    """A games file opened for reading its lines as bytes, decompressed if it is ``.zst``;
+    first checked against the folder's manifest, if it has one
+    (:func:`dixit_lab.manifest.check_games_file`: a file cut short, added to or altered is
+    refused, naming it)."""
+    from dixit_lab.records.manifest import check_games_file
+
     path = Path(path)
+    check_games_file(path)
     if not is_compressed(path):
         return path.open("rb")
     return io.BufferedReader(_Decompressed(path), buffer_size=1 << 20)
 
 
 def open_text(path: Path) -> IO[str]:
-    """A games file opened for reading its lines as text (UTF-8)."""
-    return io.TextIOWrapper(open_records(path), encoding="utf-8")
+    """A games file opened for reading its lines as text (UTF-8), split on ``"\\n"`` only:
+    the one line break of a games file (``"\\r"`` or U+2028 inside a record, written by an
+    older version, never splits it)."""
+    return io.TextIOWrapper(open_records(path), encoding="utf-8", newline="\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,12 +23,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "END_REASONS",
+    "FAULT_KINDS",
     "GAME_FIELDS",
     "ROUND_FIELDS",
     "Fault",
     "GameRecord",
     "RoundRecord",
     "game_index",
+    "json_text",
+    "one_line",
     "part_name",
     "player_names",
     "read_jsonl",
@@ -58,6 +62,15 @@ class Fault:
                 "message": self.message, "kind": self.kind}
 
 
+#: The fault classes (``Fault.kind``) the harness records, each with a column of its own in
+#: ``agents.csv`` (``faults_<kind>``), in this order (a kind an agent reports that is not here
+#: gets a column after them): an answer the rules forbid, an agent that raised, an isolated
+#: agent's timeout or crash, and the model agents' reply that held no answer, declined,
+#: failed at the server, or was not sent because a budget was reached.
+FAULT_KINDS: tuple[str, ...] = ("illegal", "raised", "timeout", "crashed", "unparsable",
+                                "refused", "backend", "budget")
+
+
 #: The fields of a round record, in the order a JSON line holds them, and their JSON kind
 #: (``int``, ``str`` or ``ints``, a list of ints or nulls); ``faults`` follows when there are
 #: any, then ``unperceived`` (the seats that could not perceive the clue) when there are any.
@@ -72,6 +85,28 @@ ROUND_FIELDS: tuple[tuple[str, str], ...] = (
 GAME_FIELDS: tuple[str, ...] = ("seed", "spawn_key", "rules", "rule_options", "agents", "deck",
                                 "rounds", "final_scores", "winners", "end_reason")
 _META_KEY = '"meta":{"game":'
+#: what JSON may hold raw but a line splitter (``str.splitlines()``, JavaScript's line
+#: terminators) splits on, or UTF-8 cannot encode: NEL, U+2028, U+2029, lone surrogates
+_SPLITTERS = re.compile("[\x85\u2028\u2029\ud800-\udfff]")
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON, as a record line holds it: UTF-8 text kept as it is, except
+    what a line splitter could split or no file could hold (NEL, U+2028, U+2029, a lone
+    surrogate), written as its ``\\uXXXX`` escape. Every reader reads it back as the same
+    value, and every splitter sees one line: ``"\\n"`` is the only line break in a games
+    file. The one writer of record JSON (both engines, the parts' checks, people's
+    decisions)."""
+    return one_line(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+def one_line(text: str) -> str:
+    """JSON ``text`` with NEL, U+2028, U+2029 and lone surrogates written as their
+    ``\\uXXXX`` escapes: the same value for every JSON reader, one line for every splitter,
+    and text UTF-8 can encode (also the exchange store's lines)."""
+    if text.isascii():
+        return text
+    return _SPLITTERS.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def round_json_keys() -> list[tuple[str, str]]:
@@ -215,8 +250,8 @@ class GameRecord:
         )
 
     def to_json(self) -> str:
-        """One line of JSON; equal records give identical bytes."""
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+        """One line of JSON (:func:`json_text`); equal records give identical bytes."""
+        return json_text(self.to_dict())
 
     @classmethod
     def from_json(cls, line: str) -> GameRecord:
@@ -235,10 +270,19 @@ def player_names(record: GameRecord) -> tuple[str, ...]:
 
 
 def write_jsonl(records: Iterable[GameRecord], target: str | Path | IO[str]) -> int:
-    """Write records one per line; returns how many were written."""
+    """Write records one per line; returns how many were written. A path is written
+    atomically (the whole file or none; a failed write names it)."""
     if isinstance(target, str | Path):
-        with Path(target).open("w", encoding="utf-8") as handle:
-            return write_jsonl(records, handle)
+        from dixit_lab.atomic import atomic_write
+
+        written: list[int] = []
+
+        def write(temporary: Path) -> None:
+            with temporary.open("w", encoding="utf-8") as handle:
+                written.append(write_jsonl(records, handle))
+
+        atomic_write(target, write)
+        return written[0]
     count = 0
     for record in records:
         target.write(record.to_json())

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Protocol
 
 from dixit_lab.errors import ConfigError
-from dixit_lab.records.format import GameRecord, game_index
+from dixit_lab.records.format import GameRecord, game_index, json_text
 
 
 class GameSpec(Protocol):
@@ -66,8 +66,12 @@ class FolderLock:
             if same:
                 break
             os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        except OSError as error:  # a full disk: the lock file named
+            os.close(fd)
+            raise OSError(error.errno, error.strerror, str(self.path)) from None
         self._fd = fd
         return self
 
@@ -82,7 +86,7 @@ class FolderLock:
 
 def _meta_tail(spec: GameSpec, names: tuple[str, ...]) -> str:
     meta = {"game": spec.index, "deal": spec.deal, "players": [names[s] for s in spec.seats]}
-    return '"meta":' + json.dumps(meta, separators=(",", ":"), ensure_ascii=False) + "}"
+    return '"meta":' + json_text(meta) + "}"
 
 
 def check_saved_line(line: str, path: Path, number: int, specs: Sequence[GameSpec],
@@ -111,10 +115,32 @@ def check_saved_line(line: str, path: Path, number: int, specs: Sequence[GameSpe
 
 def _inconsistency(record: GameRecord) -> str | None:
     """What in a record contradicts the rest of it (an edited file), or None."""
-    totals = [0] * record.n_players
+    from dixit_lab.core.rules import RuleSet
+    from dixit_lab.records.format import END_REASONS
+
+    try:
+        RuleSet(**record.rule_options)
+    except (TypeError, ValueError) as error:
+        return f"its rule_options are not a rule set ({error})"
+    if record.end_reason not in END_REASONS:
+        return f"end_reason {record.end_reason!r} is not one of {', '.join(END_REASONS)}"
+    if not all(isinstance(text, str) for text in (record.rules, record.deck, *record.agents)):
+        return "its rules, deck or agents are not text"
+    n = record.n_players
+    totals = [0] * n
     for number, rnd in enumerate(record.rounds):
-        if len(rnd.points) != record.n_players or len(rnd.scores) != record.n_players:
-            return f"round {number} has scores for another number of players"
+        if len(rnd.points) != n or len(rnd.scores) != n or len(rnd.votes) != n:
+            return f"round {number} has scores or votes for another number of players"
+        if not 0 <= rnd.storyteller < n or any(not 0 <= seat < n for seat in rnd.card_owner):
+            return f"round {number}: a storyteller or a card's owner is not a seat"
+        if not isinstance(rnd.clue, str):
+            return f"round {number} has no clue"
+        if rnd.storyteller_card not in rnd.display:
+            return f"round {number}: the storyteller's card is not displayed"
+        if any((vote is not None) if seat == rnd.storyteller else
+               not (isinstance(vote, int) and 0 <= vote < len(rnd.display))
+               for seat, vote in enumerate(rnd.votes)):
+            return f"round {number}: a vote is not a displayed position"
         totals = [a + b for a, b in zip(totals, rnd.points, strict=True)]
         if list(rnd.scores) != totals:
             return f"round {number}: its scores are not the sum of the points so far"

@@ -39,6 +39,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     consistent), writing the ``rounds.parquet`` dataset on the way."""
     from dixit_lab.progress import progress
     from dixit_lab.records.batches import file_batches
+    from dixit_lab.records.manifest import check_game_count
     from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
     from dixit_lab.stats.round_table import (
         ROUNDS_DATASET,
@@ -59,6 +60,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
                 write_round_table([batch], staging / f"part-{part_stem(first, last)}.parquet")
                 stats.add(batch_stats(batch, predicted_finds(batch, cache)))
                 bar.update(batch.games)
+        check_game_count(games_path, stats.games)  # none missing after the last whole frame
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

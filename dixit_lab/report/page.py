@@ -23,6 +23,7 @@ from dixit_lab.report.markdown import (
     separated,
     with_ci,
 )
+from dixit_lab.report.model_seats import chance_section, model_section
 from dixit_lab.report.notes import pairs_section, reading_notes
 from dixit_lab.report.plots import plot_outcomes, plot_points, plot_ratings, pyplot, save_figure
 
@@ -251,6 +252,7 @@ def write_report(results_dir: Path) -> Path:
                   "gives 1/k of a game to each of k tied winners and "
                   "sums the shares of a name's seats in one game. Full table: "
                   "[agents.csv](agents.csv).", "", _agents_markdown(agents), ""]
+        parts += model_section(agents) + chance_section(agents)
     if ratings is not None:
         parts += ["## Ratings", "",
                   "Strength is a Bradley-Terry / Plackett-Luce log-strength fitted on all "

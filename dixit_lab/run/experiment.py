@@ -30,6 +30,9 @@ from dixit_lab.core.cards import DeckError, load_deck
 from dixit_lab.core.rules import RuleSet, get_rules
 from dixit_lab.errors import ConfigError, install_hint
 from dixit_lab.plugins.spec import format_spec, parse_spec
+from dixit_lab.run.config_yaml import load_yaml
+from dixit_lab.suggest import did_you_mean
+from dixit_lab.text_rule import SURROGATE_NOTE, describe_character, text_problem
 
 __all__ = [
     "ConfigError",
@@ -48,10 +51,19 @@ __all__ = [
 MAX_GAMES = 100_000_000
 MAX_SWEEP_POINTS = 1_000
 MAX_CONFIG_NODES = 100_000  # values in the config once YAML aliases are expanded
+MAX_SEATS = 1_000  # seats of the players' pool (count included): a table has at most a dozen
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _one_line(value: str | None) -> str | None:
+    """A name or a spec as the text rule allows it (:mod:`dixit_lab.text_rule`)."""
+    problem = None if value is None else text_problem(value)
+    if problem:
+        raise ValueError(f"{value!r} is not one line of text: it holds {problem}")
+    return value
 
 
 class PlayerEntry(_Strict):
@@ -61,13 +73,18 @@ class PlayerEntry(_Strict):
     name: str | None = None
     agent: str
     params: dict[str, Any] = Field(default_factory=dict)
-    count: int = Field(default=1, ge=1)
+    count: int = Field(default=1, ge=1, le=MAX_SEATS)
     #: ``process``: the agent lives in its own OS process and sees only serialised views (for
     #: agents you don't trust); ``none``: in the worker's process (the default, faster).
     isolation: Literal["none", "process"] = "none"
     #: seconds an isolated agent may take for one call; over it, the call is a fault of kind
     #: ``timeout`` and the seat plays seeded fallbacks for the rest of that game
     decision_timeout: float | None = Field(default=None, gt=0)
+
+    @field_validator("name", "agent")
+    @classmethod
+    def _one_line_of_text(cls, value: str | None) -> str | None:
+        return _one_line(value)
 
     @model_validator(mode="after")
     def _timeout_needs_isolation(self) -> PlayerEntry:
@@ -147,17 +164,29 @@ class TuneConfig(_Strict):
     parameter: str
     low: float
     high: float
-    points: int = Field(default=9, ge=2)
+    points: int = Field(default=9, ge=2, le=MAX_SWEEP_POINTS)
     player: str
     metric: str = "storyteller_points_per_turn"
-    games_per_round: int = Field(default=100, ge=1)
-    max_games: int = Field(default=5000, ge=1)
+    games_per_round: int = Field(default=100, ge=1, le=MAX_GAMES)
+    max_games: int = Field(default=5000, ge=1, le=MAX_GAMES)
     #: family-wise error of ever dropping a best candidate, over candidates, looks and the
     #: confirmation (Holm, Bonferroni; half to the search and half to the confirmation)
     alpha: float = Field(default=0.05, gt=0, lt=1)
     #: fresh deals on which every contender the search leaves is replayed against the others
     #: (0: no confirmation)
-    confirm_games: int = Field(default=200, ge=0)
+    confirm_games: int = Field(default=200, ge=0, le=MAX_GAMES)
+
+
+class ModelBudget(_Strict):
+    """Limits on what the model seats of a run spend together (None: no limit)."""
+
+    max_tokens_total: int | None = Field(default=None, ge=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+
+
+#: fields left out of the resolved config at their default, so that the folders of runs
+#: that do not use them are as they were
+_QUIET_DEFAULTS = {"model_budget": None, "min_model_share": 0.5}
 
 
 class ExperimentConfig(_Strict):
@@ -181,6 +210,23 @@ class ExperimentConfig(_Strict):
     out: str | None = None
     sweep: dict[str, list[Any]] | None = None
     tune: TuneConfig | None = None
+    #: what the model seats of the run may spend together (docs/vlm.md, Budgets)
+    model_budget: ModelBudget | None = None
+    #: the least share of its decisions a model seat must make itself (the rest are its
+    #: faults' fallbacks) for the run to pass; 0 turns the check off
+    min_model_share: float = Field(default=0.5, ge=0, le=1)
+
+    @field_validator("name")
+    @classmethod
+    def _a_folder_name(cls, value: str) -> str:
+        """The name is the results folder's (``results/<name>``): one line of text, and a
+        single folder name, so that it cannot lead outside ``results``."""
+        _one_line(value)
+        if value.strip() in ("", ".", "..") or any(sep in value for sep in ("/", "\\")):
+            raise ValueError(f"{value!r} cannot name a results folder (results/<name>): give "
+                             f"a name without '/', '\\' and not '.' or '..'; to write "
+                             f"elsewhere, use out: or --out")
+        return value
 
     @field_validator("clues")
     @classmethod
@@ -205,11 +251,24 @@ class ExperimentConfig(_Strict):
             return [{"agent": item} if isinstance(item, str) else item for item in value]
         return value
 
+    @model_validator(mode="after")
+    def _bounded_pool(self) -> ExperimentConfig:
+        seats = sum(player.count for player in self.players)  # before any seat is made
+        if seats > MAX_SEATS:
+            raise ValueError(f"the players fill {seats:,} seats (count included); at most "
+                             f"{MAX_SEATS:,}")
+        return self
+
     # -- derived --------------------------------------------------------------------------
 
     def seats(self) -> list[tuple[str, str]]:
-        """(name, spec) of every seat of the pool, players expanded by ``count``."""
-        return [(p.display_name(), p.spec()) for p in self.players for _ in range(p.count)]
+        """(name, spec) of every seat of the pool, players expanded by ``count`` (each
+        player's spec made once)."""
+        seats: list[tuple[str, str]] = []
+        for player in self.players:
+            spec = player.spec()
+            seats.extend([(player.name or spec, spec)] * player.count)
+        return seats
 
     def public_names(self) -> tuple[str, ...]:
         """The name each seat of the pool (as :meth:`seats`) is known by at the table: the
@@ -241,6 +300,9 @@ class ExperimentConfig(_Strict):
             entry["spec"] = player.spec()
             entry["name"] = player.display_name()
         data["rules"]["resolved"] = self.rule_set().options()
+        for key, default in _QUIET_DEFAULTS.items():
+            if data.get(key) == default:
+                del data[key]
         return data
 
 
@@ -254,6 +316,7 @@ def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
         raise ConfigError(f"{source}: a config must be a mapping of fields, got "
                           f"{type(data).__name__}")
     check_size(data, source)
+    check_unicode(data, source)
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as error:
@@ -261,11 +324,14 @@ def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
         for problem in error.errors():
             path = _format_location(problem["loc"])
             message = problem["msg"]
+            if problem["type"] == "value_error":  # a validator's own words
+                message = str(problem.get("ctx", {}).get("error", message))
             if problem["type"] == "extra_forbidden":
                 parent = problem["loc"][:-1]
                 model = _model_at(parent)
                 allowed = ", ".join(model.model_fields) if model else "see the docs"
-                message = f"unknown field; allowed fields here: {allowed}"
+                hint = did_you_mean(problem["loc"][-1], model.model_fields) if model else ""
+                message = f"unknown field{hint}; allowed fields here: {allowed}"
             lines.append(f"{source}: {path}: {message}")
         raise ConfigError("\n".join(lines)) from None
     _check_semantics(config, source)
@@ -400,14 +466,41 @@ def check_size(data: Any, source: str) -> None:
             stack.extend(node)
 
 
-def read_yaml_file(path: str | Path) -> Any:
+def check_unicode(data: Any, source: str) -> None:
+    """Raise :class:`ConfigError` naming the field if a text of the config (a key or a value)
+    holds a lone surrogate: a YAML or JSON escape (``"\\ud800"``) makes one, no file can hold
+    it, and saving the config or a record would fail after the games were played."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                where = f"{path}.{key}" if path else str(key)
+                stack.append((where, key) if isinstance(key, str) else ("", None))
+                stack.append((where, value))
+        elif isinstance(node, list | tuple):
+            stack.extend((f"{path}.{index}", item) for index, item in enumerate(node))
+        elif isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ConfigError(f"{source}: {path or '(top level)'}: {node!r} holds "
+                                  f"{describe_character(node[error.start])} at character "
+                                  f"{error.start + 1} ({SURROGATE_NOTE})") from None
+
+
+def read_yaml_file(path: str | Path, *, strict: bool = True) -> Any:
     """The YAML document of a file; a missing, non-UTF-8 or invalid file is a
-    :class:`ConfigError` naming it (and the line, for invalid YAML)."""
+    :class:`ConfigError` naming it (and the line, for invalid YAML). ``strict``: a config a
+    person wrote, read by :func:`dixit_lab.config_yaml.load_yaml` (YAML 1.2 scalars, no key
+    twice); else a file ``yaml.safe_dump`` wrote (a results folder's config.yaml), read back
+    with its own reader."""
     source = Path(path)
     if not source.is_file():
         raise ConfigError(f"config file {source} does not exist")
     try:
-        return yaml.safe_load(source.read_text(encoding="utf-8"))
+        text = source.read_text(encoding="utf-8")
+        return load_yaml(text, str(source)) if strict else yaml.safe_load(text)
     except UnicodeDecodeError as error:
         raise ConfigError(f"{source}: not UTF-8 text (byte {error.start}); save it as "
                           f"UTF-8") from None

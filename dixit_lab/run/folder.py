@@ -37,7 +37,7 @@ def read_header(folder: Path) -> dict[str, Any]:
     path = folder / "config.yaml"
     if not path.is_file():
         raise ConfigError(f"{path} is missing: is {folder} a results folder?")
-    header = read_yaml_file(path)
+    header = read_yaml_file(path, strict=False)  # written by yaml.safe_dump
     if not isinstance(header, dict) or not isinstance(header.get("experiment"), dict):
         raise ConfigError(f"{path}: no 'experiment' section; is {folder} a results folder?")
     return header

@@ -66,7 +66,7 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
     for _ in file_batches(games_path, check=True):  # a missing, repeated or truncated game:
         pass                                        # file and line, in bounded memory
     with open_text(games_path) as handle:
-        recorded = [line for line in handle.read().splitlines() if line.strip()]
+        recorded = [line for line in handle.read().split("\n") if line.strip()]
     specs = game_specs(config)
     if len(recorded) != len(specs):
         n, expected = len(recorded), len(specs)

@@ -26,9 +26,16 @@ from dixit_lab._version import __version__
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.bundled import source_checkout
 from dixit_lab.progress import progress, stage
-from dixit_lab.records.files import RECORD_NAMES, compressor, open_text, records_name
+from dixit_lab.records.files import (
+    RECORD_NAMES,
+    compressor,
+    find_records,
+    open_text,
+    records_name,
+)
 from dixit_lab.records.format import game_index
 from dixit_lab.records.integrity import FolderLock, check_saved_line
+from dixit_lab.records.manifest import MANIFEST_NAME, remove_manifest, write_manifest
 from dixit_lab.run.executors import chunked, get_executor, run_chunks
 from dixit_lab.run.experiment import (
     ConfigError,
@@ -42,10 +49,11 @@ from dixit_lab.run.parts import merge_parts, other_records, save_part
 from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
 from dixit_lab.vlm.store import exchange_session
 
-__all__ = ["RunResult", "prepare_folder", "run_experiment", "run_file", "run_sweep",
-           "table_setup"]
+__all__ = ["ModelShareError", "RunResult", "model_shares", "prepare_folder", "run_experiment",
+           "run_file", "run_sweep", "table_setup"]
 
-_IGNORED_FOR_RESUME = ("executor", "out", "description", "engine", "records")
+_IGNORED_FOR_RESUME = ("executor", "out", "description", "engine", "records",
+                       "min_model_share")
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,47 @@ class RunResult:
     @property
     def games_per_second(self) -> float:
         return self.played / self.wall_seconds if self.wall_seconds > 0 else float("nan")
+
+
+class ModelShareError(ConfigError):
+    """A model seat made fewer of its decisions itself than ``min_model_share``: its row is
+    mostly the seeded fallbacks' play. The results are written; ``result`` is the run's."""
+
+    def __init__(self, message: str, result: RunResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def model_shares(folder: Path, config: ExperimentConfig) -> list[tuple[str, int, float]]:
+    """(player, decisions, share made by the model itself) of each model seat, from the
+    folder's agents.csv."""
+    import pandas as pd
+
+    from dixit_lab.vlm.driver import has_remote_agents
+
+    path = folder / "agents.csv"
+    if not path.is_file():
+        return []
+    table = pd.read_csv(path).set_index("player")
+    out = []
+    for name, spec in dict(config.seats()).items():
+        if has_remote_agents((spec,)) and name in table.index:
+            row = table.loc[name]
+            out.append((str(name), int(row["decisions"]), float(row["own_decision_share"])))
+    return out
+
+
+def _check_model_share(config: ExperimentConfig, result: RunResult) -> None:
+    low = [(name, decisions, share) for name, decisions, share in
+           model_shares(result.folder, config) if share < config.min_model_share]
+    if low:
+        seats = "; ".join(f"{name} made {round(share * decisions)} of {decisions} decisions "
+                          f"itself ({share:.0%})" for name, decisions, share in low)
+        raise ModelShareError(
+            f"{result.folder}: {seats}, under min_model_share {config.min_model_share:g}: "
+            f"the rest are the seeded fallbacks of its faults (faults_* in agents.csv), so "
+            f"its row is mostly not the model's play; the results are written; fix the "
+            f"server or the prompts, or set min_model_share: 0 to accept them", result)
 
 
 def git_commit() -> str | None:
@@ -101,6 +150,18 @@ def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
 def game_specs(config: ExperimentConfig) -> Sequence[GameSpec]:
     return schedule_games(config.schedule.kind, len(config.seats()), config.table_size,
                           config.games, config.seed)
+
+
+def _check_budget_executor(config: ExperimentConfig, kind: str) -> None:
+    """Budgets are kept by one process: refuse them with workers of their own."""
+    if kind == "local":
+        return
+    from dixit_lab.vlm.driver import has_budgets
+
+    if config.model_budget or has_budgets(tuple(spec for _, spec in config.seats())):
+        raise ConfigError(f"{config.name}: model budgets (model_budget, max_tokens_total, "
+                          f"max_cost_usd) are kept by one process: use executor: local "
+                          f"(model games are played concurrently in it anyway)")
 
 
 def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
@@ -239,8 +300,11 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                           f"--out")
     folder.mkdir(parents=True, exist_ok=True)
     with FolderLock(folder):
-        return _run_locked(config, folder, executor, workers, chunk_size, show_progress,
-                           write_outputs, address, exchanges)
+        result = _run_locked(config, folder, executor, workers, chunk_size, show_progress,
+                             write_outputs, address, exchanges)
+    if write_outputs and config.min_model_share > 0:
+        _check_model_share(config, result)
+    return result
 
 
 def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
@@ -260,6 +324,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
         count = get_executor(kind).default_workers(address)
 
     specs = game_specs(config)
+    _check_budget_executor(config, kind)
     done = _done_indices(folder, _line_check(config, specs))
     missing: Sequence[GameSpec] = specs if not done else [
         spec for spec in specs if spec.index not in done]
@@ -275,8 +340,10 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
         records = config.records
         bar = progress(total=len(specs), desc=config.name, unit="game",
                        initial=len(specs) - len(missing), disable_all=not show_progress)
+        budget = config.model_budget.model_dump() if config.model_budget else None
         try:
-            with bar, exchange_session(folder / "exchanges", exchanges):  # type: ignore[arg-type]
+            with bar, exchange_session(folder / "exchanges", exchanges,  # type: ignore[arg-type]
+                                       budget):
                 for results in run_chunks(setup, chunks, kind, count or None, address,
                                           parts=parts, records=records):
                     if results[0][1] is not None:  # not written by the worker itself
@@ -295,10 +362,15 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                            f"run; run the same command again")
     stats = None
     if missing or parts.is_dir():
+        remove_manifest(folder)  # the games file is rewritten: its manifest follows it
         with stage("merging the parts", show_progress):
             stats = merge_parts(folder, len(specs), config.records, written)
             if stats is None:  # parts of scattered games, or a games file already there
                 _merge(folder, len(specs), config.records)
+    games_file = find_records(folder)
+    assert games_file is not None  # every game is saved
+    if missing or parts.is_dir() or not (folder / MANIFEST_NAME).is_file():
+        write_manifest(folder, games_file, len(specs))  # an old folder's lines were checked
     if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go
         shutil.rmtree(parts)
     result = RunResult(folder, len(specs), played, wall, count)

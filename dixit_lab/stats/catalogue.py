@@ -86,6 +86,22 @@ CATALOGUE: dict[str, Metric] = {metric.name: metric for metric in (
     Metric("observed_find_rate", "share of listeners who found the player's card, on the turns "
            "of storytellers that predict it", "Find rate (observed; predicted dotted where "
            "modelled)", "share of listeners who found the storyteller's card", "rate"),
+    Metric("listener_chance", "the accuracy of a listener voting at random: the mean over its "
+           "votes of 1 / (the cards it may vote for, the shown cards not its own)",
+           "Listener accuracy by chance", "chance accuracy", "none"),
+    Metric("listener_kappa", "listener accuracy corrected for chance, (accuracy - chance) / "
+           "(1 - chance): 0 is voting at random, 1 always finding the card",
+           "Listener accuracy over chance (kappa)", "kappa (0 = chance, 1 = always)", "none"),
+    Metric("listener_accuracy_own", "listener accuracy over the votes the player made itself "
+           "(a vote a fault replaced by the seeded fallback left out)",
+           "Listener accuracy, own votes", "share of own votes on the storyteller's card",
+           "rate"),
+    Metric("listener_kappa_own", "listener_kappa over the votes the player made itself",
+           "Listener kappa, own votes", "kappa of own votes", "none"),
+    Metric("some_found_rate_own", "some_found_rate over the storyteller turns whose clue the "
+           "player gave itself (a tell a fault replaced left out)",
+           "Storyteller turns where some but not all found the card, own clues",
+           "'some but not all found' rate of own clues", "rate"),
 )}
 
 

@@ -6,6 +6,11 @@ of every metric, counts, fault kinds, find-rate sums; per game only what the rat
 a few bytes); :meth:`GameStats.add` merges them in game order. The tables are computed from
 the merged sums (:mod:`dixit_lab.stats.tables`), so a million games take the memory of a
 batch, and the workers that played a chunk can summarise it where it is.
+
+The sums are exact (integers, :mod:`dixit_lab.exact_sums`): a run adds them chunk by chunk,
+``dixit-lab report`` batch by batch of another size, and both give the same tables to the
+last digit. What a sum adds up is computed within one game (a game's share of the wins, a
+round's find rate, a cluster's total), which no chunking splits.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from dixit_lab.records.batches import OUTCOME_NAMES, GameBatch
+from dixit_lab.stats import exact_sums
 from dixit_lab.stats.intervals import ClusterSums
 
 __all__ = ["METRIC_SUMS", "GameStats", "batch_stats"]
@@ -25,70 +31,103 @@ __all__ = ["METRIC_SUMS", "GameStats", "batch_stats"]
 METRIC_SUMS: tuple[str, ...] = (
     "win_share", "points_per_game", *(f"{o}_rate" for o in OUTCOME_NAMES),
     "storyteller_points_per_turn", "listener_accuracy", "decoy_votes_per_turn",
-    "observed_find_rate")
+    "observed_find_rate", "listener_chance", "listener_accuracy_own", "listener_chance_own",
+    "some_found_rate_own")
+#: the decisions that are a seat's own: a fault of one of these actions replaced it
+DECISIONS = ("tell", "submit", "vote")
 _COUNTS = ("seats", "games", "storyteller_turns", "listener_turns", "faults", "share_sum",
-           "predicted_sum", "predicted_turns", "unperceived")
+           "predicted_sum", "predicted_turns", "unperceived", "decisions", "action_faults")
 _BINS = 10
 
 
-def _sums(keys: np.ndarray, values: np.ndarray, n_players: int) -> np.ndarray:
-    """(P, 6) ClusterSums per player of ``values`` whose cluster and player are encoded in
-    ``keys = cluster * P + player`` (clusters numbered from 0 within the batch)."""
+def _sums(keys: np.ndarray, values: np.ndarray, n_players: int) -> list[list[int]]:
+    """The exact ClusterSums (6 sums each) per player of ``values`` whose cluster and player
+    are encoded in ``keys = cluster * P + player`` (clusters numbered from 0 within the
+    batch)."""
     width = int(keys.max()) + 1 if len(keys) else 0
     if width > 8 * len(keys) + 1024:  # sparse keys (many names): group by sorting
         unique, keys = np.unique(keys, return_inverse=True)
         width = len(unique)
     else:
         unique = None
-    totals = np.bincount(keys, weights=values, minlength=width)
+    totals = np.bincount(keys, weights=values, minlength=width)  # within a cluster: a game
     sizes = np.bincount(keys, minlength=width).astype(np.float64)
     used = np.flatnonzero(sizes)
     player = (used if unique is None else unique[used]) % n_players
-    out = np.zeros((n_players, 6))
-    out[:, 0] = np.bincount(player, weights=sizes[used], minlength=n_players)
-    out[:, 1] = np.bincount(player, weights=totals[used], minlength=n_players)
-    out[:, 2] = np.bincount(player, minlength=n_players)
-    out[:, 3] = np.bincount(player, weights=totals[used] ** 2, minlength=n_players)
-    out[:, 4] = np.bincount(player, weights=totals[used] * sizes[used], minlength=n_players)
-    out[:, 5] = np.bincount(player, weights=sizes[used] ** 2, minlength=n_players)
-    return out
+    totals, sizes = totals[used], sizes[used]
+    columns = [exact_sums.group_sums(player, column, n_players) for column in (
+        sizes, totals, np.ones(len(used)), totals ** 2, totals * sizes, sizes ** 2)]
+    return [list(row) for row in zip(*columns, strict=True)] if n_players else []
+
+
+def _zero_sums() -> list[int]:
+    return [0] * len(ClusterSums._fields)
 
 
 @dataclass
 class PlayerStats:
-    """One player name's sums."""
+    """One player name's sums, exact (integers in units of 2**-1074: see
+    :mod:`dixit_lab.exact_sums`); :attr:`counts`, :attr:`sums` and :attr:`bins` give them as
+    floats."""
 
-    counts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(_COUNTS, 0.0))
-    sums: dict[str, ClusterSums] = field(
-        default_factory=lambda: {name: ClusterSums() for name in METRIC_SUMS})
+    exact_counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTS, 0))
+    exact_sums: dict[str, list[int]] = field(
+        default_factory=lambda: {name: _zero_sums() for name in METRIC_SUMS})
     specs: list[str] = field(default_factory=list)
     fault_kinds: dict[str, int] = field(default_factory=dict)
-    bins: np.ndarray = field(default_factory=lambda: np.zeros((_BINS, 3)))
+    #: per bin of predicted find rate: predicted, observed, turns
+    exact_bins: list[list[int]] = field(default_factory=lambda: [[0, 0, 0] for _ in
+                                                                 range(_BINS)])
     told: bool = False  # told at least once (a row of the find-rate table)
 
+    @property
+    def counts(self) -> dict[str, float]:
+        return {key: exact_sums.to_float(value) for key, value in self.exact_counts.items()}
+
+    @property
+    def sums(self) -> dict[str, ClusterSums]:
+        return {key: ClusterSums(*map(exact_sums.to_float, values))
+                for key, values in self.exact_sums.items()}
+
+    @property
+    def bins(self) -> np.ndarray:
+        """(bins, 3): predicted, observed, turns."""
+        return np.array([[exact_sums.to_float(value) for value in row]
+                         for row in self.exact_bins]).reshape(_BINS, 3)
+
     def add(self, other: PlayerStats) -> None:
-        for key, value in other.counts.items():
-            self.counts[key] += value
-        for key, sums in other.sums.items():
-            self.sums[key] = self.sums[key].plus(sums)
+        for key, value in other.exact_counts.items():
+            self.exact_counts[key] = self.exact_counts.get(key, 0) + value
+        for key, values in other.exact_sums.items():
+            mine = self.exact_sums.setdefault(key, _zero_sums())
+            self.exact_sums[key] = [a + b for a, b in zip(mine, values, strict=True)]
         self.specs.extend(spec for spec in other.specs if spec not in self.specs)
         for kind, count in other.fault_kinds.items():
             self.fault_kinds[kind] = self.fault_kinds.get(kind, 0) + count
-        self.bins = self.bins + other.bins
+        self.exact_bins = [[a + b for a, b in zip(mine, theirs, strict=True)]
+                           for mine, theirs in zip(self.exact_bins, other.exact_bins,
+                                                   strict=True)]
         self.told = self.told or other.told
 
     def to_json(self) -> dict[str, Any]:
-        return {"counts": self.counts, "sums": {k: list(v) for k, v in self.sums.items()},
+        code = exact_sums.to_json
+        return {"counts": {k: code(v) for k, v in self.exact_counts.items()},
+                "sums": {k: [code(x) for x in v] for k, v in self.exact_sums.items()},
                 "specs": self.specs, "fault_kinds": self.fault_kinds,
-                "bins": self.bins.tolist(), "told": self.told}
+                "bins": [[code(x) for x in row] for row in self.exact_bins],
+                "told": self.told}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PlayerStats:
-        return cls({**dict.fromkeys(_COUNTS, 0.0), **data["counts"]},
-                   {k: ClusterSums(*v) for k, v in data["sums"].items()},
+        read = exact_sums.from_json
+        bins = data["bins"]
+        if len(bins) != _BINS or any(len(row) != 3 for row in bins):
+            raise ValueError(f"bins: expected {_BINS} rows of 3")
+        return cls({**dict.fromkeys(_COUNTS, 0),
+                    **{k: read(v) for k, v in data["counts"].items()}},
+                   {k: [read(x) for x in v] for k, v in data["sums"].items()},
                    list(data["specs"]), dict(data["fault_kinds"]),
-                   np.asarray(data["bins"], dtype=np.float64).reshape(_BINS, 3),
-                   bool(data["told"]))
+                   [[read(x) for x in row] for row in bins], bool(data["told"]))
 
 
 @dataclass
@@ -185,10 +224,11 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
     stats.rules = list(dict.fromkeys(pc.unique(batch.rules).to_pylist()))
     stats.decks = list(dict.fromkeys(pc.unique(batch.deck).to_pylist()))
 
-    def count(keys: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        return np.bincount(keys, weights=weights, minlength=p).astype(np.float64)
+    def count(keys: np.ndarray, weights: np.ndarray | None = None) -> list[int]:
+        return exact_sums.group_sums(keys, np.ones(len(keys)) if weights is None else weights,
+                                     p)
 
-    metric: dict[str, np.ndarray] = {}
+    metric: dict[str, list[list[int]]] = {}
     won = np.zeros((g, n), dtype=bool)
     won[batch.winner_game, batch.winner_seat] = True
     winners = np.bincount(batch.winner_game, minlength=g)
@@ -220,6 +260,21 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
     metric["decoy_votes_per_turn"] = _sums(
         batch.round_game[round_of] * p + listener_code,
         batch.votes_received[round_of, seat_of].astype(float), p)
+    # chance: one over the cards a listener may vote for (the shown ones not its own)
+    own_cards = (batch.card_owner[:, :, None] == np.arange(n)[None, None, :]).sum(axis=1)
+    chance = 1.0 / np.maximum(batch.display.shape[1] - own_cards, 1)
+    vote_keys = round_of * p + listener_code
+    metric["listener_chance"] = _sums(vote_keys, chance[round_of, seat_of], p)
+    failed = _failed_actions(batch)  # (R, n) per decision: a fault replaced it
+    own_vote = ~failed["vote"][round_of, seat_of]
+    metric["listener_accuracy_own"] = _sums(
+        vote_keys[own_vote], batch.found[round_of, seat_of][own_vote].astype(float), p)
+    metric["listener_chance_own"] = _sums(vote_keys[own_vote],
+                                          chance[round_of, seat_of][own_vote], p)
+    own_tell = ~failed["tell"][rows, batch.storyteller]
+    metric["some_found_rate_own"] = _sums(
+        told_keys[own_tell],
+        (batch.outcome_codes == OUTCOME_NAMES.index("some_found"))[own_tell].astype(float), p)
 
     counts = {
         "seats": count(codes), "games": count(present_keys % p),
@@ -227,6 +282,11 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
         "faults": count(seat_code[batch.round_game].ravel(), batch.faults.ravel()),
         "unperceived": count(seat_code[batch.round_game].ravel(), batch.unperceived.ravel()),
         "share_sum": count(codes, share.ravel()),
+        # a tell; a submit and a vote (exact sums: added element by element)
+        "decisions": [a + 2 * b for a, b in zip(count(teller), count(listener_code),
+                                                strict=True)],
+        "action_faults": count(seat_code[batch.round_game].ravel(), np.sum(
+            [failed[action] for action in DECISIONS], axis=0).ravel().astype(float)),
     }
     if predicted is None:
         predicted = np.full(r, np.nan)
@@ -236,16 +296,17 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
     bins = np.clip(np.digitize(predicted[finite], np.linspace(0, 1, _BINS + 1)) - 1, 0,
                    _BINS - 1)
     bin_keys = teller[finite] * _BINS + bins
-    binned = [np.bincount(bin_keys, weights=w, minlength=p * _BINS).reshape(p, _BINS)
+    binned = [exact_sums.group_sums(bin_keys, w, p * _BINS)
               for w in (predicted[finite], observed[finite], np.ones(int(finite.sum())))]
     kinds = _fault_kinds(batch, seat_code, p)
     spec_pairs = _specs(batch, codes, p)
-    told = count(teller) > 0
+    told = np.bincount(teller, minlength=p) > 0
     for code, name in enumerate(names):
         stats.players[name] = PlayerStats(
-            {key: float(values[code]) for key, values in counts.items()},
-            {key: ClusterSums(*map(float, values[code])) for key, values in metric.items()},
-            spec_pairs[code], kinds[code], np.stack([b[code] for b in binned], axis=1),
+            {key: values[code] for key, values in counts.items()},
+            {key: values[code] for key, values in metric.items()},
+            spec_pairs[code], kinds[code],
+            [[column[code * _BINS + b] for column in binned] for b in range(_BINS)],
             bool(told[code]))
     stats.rating_names = names
     small = np.int16 if p < 2**15 and batch.final_scores.max(initial=0) < 2**15 else np.int32
@@ -258,6 +319,18 @@ def _counts(values: Any) -> tuple[list[str], list[int]]:
 
     counted = pc.value_counts(values).to_pylist()
     return [row["values"] for row in counted], [int(row["counts"]) for row in counted]
+
+
+def _failed_actions(batch: GameBatch) -> dict[str, np.ndarray]:
+    """Per decision (``tell``, ``submit``, ``vote``), a (R, n) mask of the seat-rounds where
+    a fault replaced the seat's own decision."""
+    masks = {action: np.zeros((batch.rounds, batch.n), dtype=bool) for action in DECISIONS}
+    if len(batch.fault_round) and batch.fault_actions is not None:
+        actions = np.asarray(batch.fault_actions.to_pylist(), dtype=object)
+        for action, mask in masks.items():
+            pick = actions == action
+            mask[batch.fault_round[pick], batch.fault_seat[pick]] = True
+    return masks
 
 
 def _fault_kinds(batch: GameBatch, seat_code: np.ndarray, p: int) -> list[dict[str, int]]:

@@ -32,10 +32,20 @@ AGENT_COLUMNS: tuple[str, ...] = (
     "listener_turns",
     *agent_columns(("listener_accuracy", "decoy_votes_per_turn")),
     "faults", "unperceived_clues",
+    # the seat's own decisions (those no fault replaced by its seeded fallback), and chance
+    "decisions", "own_decision_share",
+    *agent_columns(("listener_chance", "listener_kappa", "listener_accuracy_own",
+                    "listener_kappa_own", "some_found_rate_own")),
 )
 
 _AGENT_METRICS = ("win_share", "points_per_game", *(f"{o}_rate" for o in OUTCOME_NAMES),
-                  "storyteller_points_per_turn", "listener_accuracy", "decoy_votes_per_turn")
+                  "storyteller_points_per_turn", "listener_accuracy", "decoy_votes_per_turn",
+                  "listener_accuracy_own", "some_found_rate_own")
+
+
+def _kappa(accuracy: float, chance: float) -> float:
+    """Accuracy corrected for chance: 0 at chance, 1 at always (NaN without votes)."""
+    return (accuracy - chance) / (1.0 - chance) if chance < 1.0 else float("nan")
 
 
 def _interval(name: str, sums: Any, confidence: float) -> tuple[float, float, float]:
@@ -60,6 +70,15 @@ def agent_frame(stats: GameStats, confidence: float = 0.95) -> pd.DataFrame:
         row["listener_turns"] = int(counts["listener_turns"])
         row["faults"] = int(counts["faults"])
         row["unperceived_clues"] = int(counts["unperceived"])
+        decisions = counts.get("decisions", 0.0)
+        row["decisions"] = int(decisions)
+        row["own_decision_share"] = 1.0 - counts.get("action_faults", 0.0) / decisions \
+            if decisions else float("nan")
+        chance = player.sums["listener_chance"].mean
+        own_chance = player.sums["listener_chance_own"].mean
+        row["listener_chance"] = chance
+        row["listener_kappa"] = _kappa(row["listener_accuracy"], chance)
+        row["listener_kappa_own"] = _kappa(row["listener_accuracy_own"], own_chance)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(AGENT_COLUMNS))
 
@@ -97,8 +116,8 @@ def calibration_frame(stats: GameStats) -> pd.DataFrame:
 
 def fault_frame(stats: GameStats) -> pd.DataFrame:
     """One row per player name: ``faults_<kind>`` counts (the kinds of
-    :data:`dixit_lab.vlm.usage.FAULT_KINDS` first)."""
-    from dixit_lab.vlm.usage import FAULT_KINDS
+    :data:`dixit_lab.records.format.FAULT_KINDS` first)."""
+    from dixit_lab.records.format import FAULT_KINDS
 
     seen = {k for p in stats.players.values() for k in p.fault_kinds}
     kinds = list(FAULT_KINDS) + sorted(seen - set(FAULT_KINDS))

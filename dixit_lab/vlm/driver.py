@@ -21,22 +21,30 @@ from dixit_lab.core.cards import Deck, load_deck
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import Decision, GameSteps, Phase, agent_answer
 from dixit_lab.vlm.chat_agent import AgentSetupError
-from dixit_lab.vlm.client import EndpointError
-from dixit_lab.vlm.store import ReplayMiss, canonical_json, current_store
+from dixit_lab.vlm.client import STOP, EndpointError, RunInterrupted
+from dixit_lab.vlm.store import ExchangeWriteError, ReplayMiss, canonical_json, current_store
 
 if TYPE_CHECKING:
     from dixit_lab.run.tournament import GameSpec, TableSetup
 
-__all__ = ["FATAL", "has_remote_agents", "play_remote_chunk"]
+__all__ = ["FATAL", "has_budgets", "has_remote_agents", "play_remote_chunk"]
 
-#: errors that stop the run: they would fail every decision, or break a replay
-FATAL = (EndpointError, ReplayMiss, AgentSetupError)
+#: errors that stop the run: they would fail every decision, or break a replay (an exchange
+#: that cannot be stored)
+FATAL = (EndpointError, ReplayMiss, AgentSetupError, ExchangeWriteError)
 
 
 @functools.lru_cache(maxsize=64)
 def has_remote_agents(specs: tuple[str, ...]) -> bool:
     """True if an agent of ``specs`` plays through a remote model (``remote = True``)."""
     return any(getattr(make_agent(spec), "remote", False) for spec in dict.fromkeys(specs))
+
+
+@functools.lru_cache(maxsize=64)
+def has_budgets(specs: tuple[str, ...]) -> bool:
+    """True if an agent of ``specs`` has a budget of its own (``max_tokens_total``, ...)."""
+    return any(bool(getattr(make_agent(spec), "budget", None))
+               for spec in dict.fromkeys(specs))
 
 
 class _Stopped(Exception):
@@ -87,6 +95,9 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
     # one set of agents per game in flight (isolated seats each get their own process)
     agents = [make_seat_agent(setup.specs[seat], *setup.isolated(seat)) for seat in spec.seats]
     players = [setup.names[seat] for seat in spec.seats]
+    for agent, player in zip(agents, players, strict=True):
+        if hasattr(agent, "ledger_name"):
+            agent.ledger_name = player  # the seat's budget is the player's, across games
     meta = {"game": spec.index, "deal": spec.deal, "players": players}
     try:
         game = GameSteps(tuple(agent.spec for agent in agents), setup.rules, deck,
@@ -95,6 +106,9 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
                          meta=meta, players=setup.public_names(spec.seats))
         play_game_steps(agents, game, decisions, stop)
     except _Stopped:
+        raise
+    except ExchangeWriteError:  # FILE: reason, as any write the disk refuses
+        stop.set()
         raise
     except Exception as error:
         stop.set()
@@ -150,19 +164,27 @@ def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[in
 
     deck = load_deck(setup.deck)
     stop = threading.Event()
+    STOP.clear()
     games = _pool("game", len(chunk))
     decisions = _pool("decision", sum(len(spec.seats) - 1 for spec in chunk))
     futures = [games.submit(_play_one, setup, spec, deck, decisions, stop) for spec in chunk]
     results = []
     failure: BaseException | None = None
-    for future in futures:  # every game is waited for, also after a failure
-        try:
-            results.append(future.result())
-        except _Stopped:
-            continue
-        except BaseException as error:
-            stop.set()
-            failure = failure or error
+    try:
+        for future in futures:  # every game is waited for, also after a failure
+            try:
+                results.append(future.result())
+            except (_Stopped, RunInterrupted):
+                continue
+            except BaseException as error:
+                stop.set()
+                failure = failure or error
+    except BaseException:  # Ctrl-C, SIGTERM: no request starts, those in flight end now
+        stop.set()
+        STOP.set()
+        for future in futures:
+            future.cancel()
+        raise
     if failure is not None:
         raise failure
     store = current_store()

@@ -1,14 +1,16 @@
 """Reading a model's reply: strict JSON first, then JSON inside prose or a code fence, then
 the legality of the answer. Every problem is a :class:`ReplyProblem` with its fault class:
 ``unparsable`` (no JSON object with the fields asked for), ``illegal`` (a card that is not
-allowed, an empty clue, the wrong number of cards) or ``refused`` (the model or the server
-declined to answer)."""
+allowed, an empty clue or one that breaks the text rule of :mod:`dixit_lab.text_rule`, the
+wrong number of cards) or ``refused`` (the model or the server declined to answer)."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from dixit_lab.text_rule import text_problem
+from dixit_lab.vlm.replies import MAX_CONTENT_CHARS, loads_bounded
 
 __all__ = ["MAX_CLUE", "ReplyProblem", "read_reply"]
 
@@ -43,8 +45,8 @@ def _objects(text: str) -> list[dict[str, Any]]:
                 candidates.append(text[start:index + 1])
     found = []
     for candidate in candidates:
-        try:
-            value = json.loads(candidate.strip())
+        try:  # no deeper than the reply limits allow (a deep text would exhaust the stack)
+            value = loads_bounded(candidate.strip())
         except ValueError:
             continue
         if isinstance(value, dict):
@@ -59,8 +61,10 @@ def _number(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str):  # "3", not "²" or "٣" (digits to Python, not to a reader)
+        text = value.strip()
+        if text.isascii() and text.isdigit() and len(text) <= 9:
+            return int(text)
     return None
 
 
@@ -77,9 +81,14 @@ def read_reply(outcome: dict[str, Any], action: str, labels: list[int], n_cards:
         raise ReplyProblem("refused", "the server's content filter stopped the reply")
     content = message.get("content")
     if isinstance(content, list):  # some servers return content parts
-        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        texts = [part.get("text") for part in content if isinstance(part, dict)]
+        content = "".join(text for text in texts if isinstance(text, str))
     if not isinstance(content, str) or not content.strip():
-        raise ReplyProblem("unparsable", "the reply was empty")
+        problem = message.get("content_problem") or (
+            "the reply was empty" if content is None or isinstance(content, str)
+            else f"the reply's content is a {type(content).__name__}, not text")
+        raise ReplyProblem("unparsable", str(problem))
+    content = content[:MAX_CONTENT_CHARS]
     content = _THINKING.sub("", content)
     want = "cards" if action == "submit" and n_cards > 1 else "card"
     objects = [o for o in _objects(content) if want in o]
@@ -117,7 +126,11 @@ def read_reply(outcome: dict[str, Any], action: str, labels: list[int], n_cards:
         if not isinstance(clue, str) or not clue.strip():
             raise ReplyProblem("illegal" if isinstance(clue, str) else "unparsable",
                                f"the clue must be a non-empty string, got {clue!r}")
-        result["clue"] = " ".join(clue.split())
+        result["clue"] = " ".join(clue.split())  # line breaks too: a model's layout
+        problem = text_problem(result["clue"])
+        if problem:
+            raise ReplyProblem("illegal", f"the clue must be one line of text; it holds "
+                                          f"{problem}")
         if len(result["clue"]) > MAX_CLUE:
             raise ReplyProblem("illegal", f"the clue has {len(result['clue'])} characters; "
                                           f"give a word, a phrase or a sentence of at most "

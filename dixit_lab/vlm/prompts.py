@@ -77,12 +77,12 @@ class Templates:
         (``@path`` reads a file); each template is checked for unknown fields."""
         templates = cls()
         if file:
-            import yaml
+            from dixit_lab.run.config_yaml import load_yaml
 
             path = Path(file)
             if not path.is_file():
                 raise ValueError(f"prompts file {path} does not exist")
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = load_yaml(path.read_text(encoding="utf-8"), str(path)) or {}
             unknown = sorted(set(data) - set(_KINDS)) if isinstance(data, dict) else ["?"]
             if unknown:
                 raise ValueError(f"{path}: expected a mapping with keys among "

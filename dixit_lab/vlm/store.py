@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from dixit_lab.errors import UserError
+from dixit_lab.records.format import one_line
 
 __all__ = [
     "ENV_FOLDER",
     "ENV_MODE",
     "MODES",
     "ExchangeStore",
+    "ExchangeWriteError",
     "Mode",
     "ReplayMiss",
     "current_store",
@@ -51,6 +53,12 @@ ENV_MODE = "DIXIT_LAB_EXCHANGE_MODE"
 class ReplayMiss(UserError, RuntimeError):
     """Replay-only mode met a request that was never recorded (a different prompt, model or
     parameter than the recorded run)."""
+
+
+class ExchangeWriteError(OSError):
+    """An exchange could not be appended to the store (a full disk, a quota, a read-only
+    file system): ``FILE: reason``. It stops the run (the decision is no model's fault);
+    the exchanges recorded until then are reused when the run is resumed."""
 
 
 def canonical_json(value: Any) -> str:
@@ -71,6 +79,7 @@ class ExchangeStore:
         self.folder = Path(folder) if folder is not None else None
         self.mode: Mode = mode
         self._entries: dict[str, dict[str, Any]] = {}
+        self._charged: dict[str, tuple[str, float, float]] = {}  # key -> (player, tokens, $)
         self._lock = threading.Lock()
         self._handle: IO[str] | None = None
         self._pid = os.getpid()
@@ -84,7 +93,12 @@ class ExchangeStore:
                     try:
                         entry = json.loads(line)
                         self._entries[entry["key"]] = entry["outcome"]
-                    except (json.JSONDecodeError, KeyError, TypeError):
+                        charged = entry.get("charged")
+                        if isinstance(charged, dict):
+                            self._charged[entry["key"]] = (
+                                str(entry.get("player")), float(charged.get("tokens", 0)),
+                                float(charged.get("cost_usd", 0)))
+                    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
                         continue  # a torn last line of a killed process
 
     def __len__(self) -> int:
@@ -96,16 +110,37 @@ class ExchangeStore:
             return None
         return self._entries.get(key)
 
-    def put(self, key: str, request: dict[str, Any], outcome: dict[str, Any]) -> None:
-        """Record an outcome (in memory, and appended to this process's segment)."""
+    def put(self, key: str, request: dict[str, Any], outcome: dict[str, Any],
+            about: dict[str, Any] | None = None) -> None:
+        """Record an outcome (in memory, and appended to this process's segment), with what
+        made it (``about``: ``player``, ``charged``, ``dialect``, ``format``, ``probe``)."""
         with self._lock:
             self._entries[key] = outcome
             if self.folder is None:
                 return
-            handle = self._segment()
-            handle.write(canonical_json({"key": key, "request": request, "outcome": outcome})
-                         + "\n")
-            handle.flush()
+            line = one_line(canonical_json({**(about or {}), "key": key, "request": request,
+                                            "outcome": outcome})) + "\n"
+            handle = None
+            try:
+                handle = self._segment()
+                handle.write(line)
+                handle.flush()
+            except OSError as error:  # a full disk, a quota: name the segment, stop the run
+                self._handle = None  # a later line starts a segment of its own
+                if handle is not None:
+                    with contextlib.suppress(OSError):
+                        handle.close()
+                raise ExchangeWriteError(error.errno, error.strerror or str(error),
+                                         getattr(handle, "name", None) or str(self.folder)
+                                         ) from error
+
+    def recorded_spend(self) -> dict[str, tuple[float, float]]:
+        """(tokens, dollars) charged to each player by the exchanges read from the folder."""
+        spent: dict[str, tuple[float, float]] = {}
+        for player, tokens, cost in self._charged.values():
+            before = spent.get(player, (0.0, 0.0))
+            spent[player] = (before[0] + tokens, before[1] + cost)
+        return spent
 
     def _segment(self) -> IO[str]:
         if self._handle is None or self._pid != os.getpid():  # a forked child writes its own
@@ -141,10 +176,19 @@ def current_store() -> ExchangeStore:
 
 
 @contextlib.contextmanager
-def exchange_session(folder: str | Path | None, mode: Mode | None = None) -> Iterator[None]:
+def exchange_session(folder: str | Path | None, mode: Mode | None = None,
+                     budget: dict[str, Any] | None = None) -> Iterator[None]:
     """Point the model agents of this process (and of worker processes it forks) at the store
-    in ``folder`` with ``mode`` (None: keep ``$DIXIT_LAB_EXCHANGE_MODE``, else ``auto``)."""
-    saved = {name: os.environ.get(name) for name in (ENV_FOLDER, ENV_MODE)}
+    in ``folder`` with ``mode`` (None: keep ``$DIXIT_LAB_EXCHANGE_MODE``, else ``auto``), and
+    at the run's ``budget`` (``max_tokens_total``, ``max_cost_usd``:
+    :mod:`dixit_lab.vlm.ledger`)."""
+    from dixit_lab.vlm.ledger import ENV_RUN_BUDGET
+
+    saved = {name: os.environ.get(name) for name in (ENV_FOLDER, ENV_MODE, ENV_RUN_BUDGET)}
+    if budget:
+        os.environ[ENV_RUN_BUDGET] = json.dumps(budget)
+    else:
+        os.environ.pop(ENV_RUN_BUDGET, None)
     if folder is not None:
         os.environ[ENV_FOLDER] = str(folder)
     if mode is not None:

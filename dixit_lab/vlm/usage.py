@@ -1,6 +1,7 @@
 """The model columns of ``agents.csv``: faults by class (counted with the other sums of the
-games, :mod:`dixit_lab.stats.game_stats`) and, for the model agents, tokens, latency and cost (from
-the usage rows in ``exchanges/usage/``)."""
+games, :mod:`dixit_lab.stats.game_stats`) and, for the model agents, tokens, latency, cost,
+the response format the server was asked in and the model it reported (from the usage rows in
+``exchanges/usage/``)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FAULT_KINDS", "USAGE_COLUMNS", "add_model_columns", "usage_table"]
-
-#: fault classes with a column of their own (``faults_<kind>``), in this order; other kinds
-#: get a column after them
-FAULT_KINDS = ("illegal", "raised", "timeout", "crashed", "unparsable", "refused", "backend")
+__all__ = ["USAGE_COLUMNS", "add_model_columns", "usage_table"]
 USAGE_COLUMNS = ("model_decisions", "model_exchanges", "recorded_exchanges", "prompt_tokens",
-                 "completion_tokens", "latency_s_per_decision", "cost_usd")
+                 "completion_tokens", "unreported_usage", "latency_s_per_decision", "cost_usd",
+                 "response_format", "served_model")
 
 
 def _usage_rows(folder: Path) -> list[dict]:
@@ -39,8 +37,10 @@ def usage_table(folder: str | Path) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame(columns=columns)
     frame = pd.DataFrame(rows)
-    if "cost_usd" not in frame:
-        frame["cost_usd"] = float("nan")
+    for column, empty in (("cost_usd", float("nan")), ("unreported_usage", 0),
+                          ("format", None), ("served_model", None)):
+        if column not in frame:
+            frame[column] = empty
     grouped = frame.groupby("player", sort=False)
     table = pd.DataFrame({
         "model_decisions": grouped.size(),
@@ -48,10 +48,19 @@ def usage_table(folder: str | Path) -> pd.DataFrame:
         "recorded_exchanges": grouped["recorded"].sum(),
         "prompt_tokens": grouped["prompt_tokens"].sum(),
         "completion_tokens": grouped["completion_tokens"].sum(),
+        "unreported_usage": grouped["unreported_usage"].sum(),
         "latency_s_per_decision": grouped["latency_s"].mean().round(4),
         "cost_usd": grouped["cost_usd"].sum(min_count=1),
+        "response_format": grouped["format"].agg(_joined),
+        "served_model": grouped["served_model"].agg(_joined),
     }).reset_index()
     return table[columns]
+
+
+def _joined(values: pd.Series) -> str | None:
+    """The distinct values, in order of first use, joined by `` | `` (None if none)."""
+    seen = list(dict.fromkeys(str(v) for v in values if isinstance(v, str)))
+    return " | ".join(seen) if seen else None
 
 
 def add_model_columns(agents: pd.DataFrame, faults: pd.DataFrame, folder: str | Path

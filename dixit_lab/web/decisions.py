@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from dixit_lab.core.agent import Clue
 from dixit_lab.plugins.spec import parse_spec
+from dixit_lab.records.format import json_text
 
 if TYPE_CHECKING:
     from dixit_lab.run.experiment import ExperimentConfig
@@ -81,7 +82,7 @@ class DecisionLog:
     def add(self, game: int, seat: int, action: str, view: Any, answer: Any) -> None:
         entry = {"game": game, "seat": seat, "round": view.round, "action": action,
                  "view": view_key(view), "answer": answer_to_json(action, answer)}
-        self.lines.append(json.dumps(entry, separators=(",", ":"), ensure_ascii=False))
+        self.lines.append(json_text(entry))
 
     def text(self) -> str:
         return "".join(line + "\n" for line in self.lines)

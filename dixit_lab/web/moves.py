@@ -8,11 +8,11 @@ sees an illegal human move, so a person's game has no faults.
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
+from dixit_lab.text_rule import text_problem
 
 __all__ = ["CLUE_LIMIT", "DEPTH_LIMIT", "IllegalMove", "check_move", "read_move"]
 
@@ -87,7 +87,9 @@ def _integer(value: Any, what: str) -> int:
 
 
 def check_clue(text: Any) -> str:
-    """The clue as recorded: stripped, at most CLUE_LIMIT characters, no control characters."""
+    """The clue as recorded: stripped, at most CLUE_LIMIT characters, and what the project's
+    one rule lets a clue hold (:func:`dixit_lab.text_rule.text_problem`: valid Unicode, no line
+    or paragraph separator, no control or format character)."""
     if not isinstance(text, str):
         raise IllegalMove("malformed", f"the clue must be a string, got {text!r}", 400)
     text = text.strip()
@@ -96,9 +98,10 @@ def check_clue(text: Any) -> str:
     if len(text) > CLUE_LIMIT:
         raise IllegalMove("clue-length", f"a clue has at most {CLUE_LIMIT} characters; this "
                                          f"one has {len(text)}")
-    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
-        raise IllegalMove("clue-characters", "a clue may not hold control characters or line "
-                                             "breaks")
+    problem = text_problem(text)
+    if problem:
+        raise IllegalMove("clue-characters", f"a clue is one line of text; this one holds "
+                                             f"{problem}")
     return text
 
 

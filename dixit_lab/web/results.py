@@ -17,6 +17,7 @@ from dixit_lab.atomic import atomic_write_text
 from dixit_lab.errors import ConfigError
 from dixit_lab.records.format import GameRecord, read_jsonl
 from dixit_lab.records.integrity import FolderLock
+from dixit_lab.records.manifest import remove_manifest, write_manifest
 from dixit_lab.run.experiment import ExperimentConfig
 from dixit_lab.run.runner import RunResult, game_specs, prepare_folder
 from dixit_lab.run.tournament import GameSpec
@@ -63,7 +64,7 @@ class PlayFolder:
         decisions: dict[int, list[str]] = {}
         decisions_path = folder / DECISIONS_FILE
         if decisions_path.is_file():
-            for line in decisions_path.read_text(encoding="utf-8").splitlines():
+            for line in decisions_path.read_text(encoding="utf-8").split("\n"):
                 if line.strip():
                     game = json.loads(line).get("game")
                     if game in self.games:  # the decisions of an unfinished game are dropped
@@ -94,8 +95,11 @@ class PlayFolder:
         atomic_write_text(self.folder / DECISIONS_FILE,
                           "".join(line + "\n" for game in sorted(self.decisions)
                                   for line in self.decisions[game]))
-        atomic_write_text(self.folder / "games.jsonl",
+        games_path = self.folder / "games.jsonl"
+        remove_manifest(self.folder)  # killed before the next line: an old folder, not a lie
+        atomic_write_text(games_path,
                           "".join(self.games[game] + "\n" for game in sorted(self.games)))
+        write_manifest(self.folder, games_path, len(self.games))
 
     @property
     def complete(self) -> bool:

@@ -29,6 +29,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from dixit_lab.core.cards import Deck, DeckError, load_deck
 from dixit_lab.records.files import find_records, is_compressed, open_records
 from dixit_lab.records.format import GameRecord, player_names
+from dixit_lab.records.manifest import check_games_file
 from dixit_lab.web.server import card_image, json_response, make_app, page
 from dixit_lab.web.views import record_json
 
@@ -110,6 +111,8 @@ class ResultsIndex:
         if not index.runs:
             raise FileNotFoundError(f"{root} holds no games.jsonl (nor a sweep.csv of points "
                                     f"with games): is it a results folder?")
+        for run in index.runs:  # cut short, added to or altered: refused before serving
+            check_games_file(run.games_path)
         return index
 
     def run(self, number: int) -> _Run:

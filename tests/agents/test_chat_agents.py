@@ -39,6 +39,13 @@ def spec(stub, model, agent="vlm", **options):
     return f"{agent}(" + ", ".join(f"{k}={v}" for k, v in settings.items()) + ")"
 
 
+def decisions(store):
+    """The stored exchanges of decisions (the checks of the server left out)."""
+    entries = [json.loads(line) for path in store.folder.glob("*.jsonl")
+               for line in path.read_text(encoding="utf-8").splitlines()]
+    return [entry for entry in entries if "probe" not in entry]
+
+
 def play(agent_spec, seed=1, n=3):
     agents = [make_agent(agent_spec)] + [make_agent("random") for _ in range(n - 1)]
     return play_game(agents, RULES, load_deck("dreams"), seed, on_illegal="fallback"), agents[0]
@@ -76,8 +83,7 @@ def test_good_prose_and_rate_limited_servers_play_without_faults(stub, store):
 
 def test_the_error_is_fed_back_before_asking_again(stub, store):
     play(spec(stub, "garbage"))
-    entries = [json.loads(line) for path in store.folder.glob("*.jsonl")
-               for line in path.read_text(encoding="utf-8").splitlines()]
+    entries = decisions(store)
     retries = [e for e in entries if len(e["request"]["messages"]) == 4]
     assert retries
     for entry in retries:
@@ -89,8 +95,7 @@ def test_the_error_is_fed_back_before_asking_again(stub, store):
 def test_the_model_sees_its_own_view_only(stub, store):
     deck = load_deck("dreams")
     record, _ = play(spec(stub, "good", image_size=64, temperature=0.0, price_in=0.5))
-    entries = [json.loads(line) for path in store.folder.glob("*.jsonl")
-               for line in path.read_text(encoding="utf-8").splitlines()]
+    entries = decisions(store)
     tells = [e["request"] for e in entries
              if e["request"]["response_format"]["json_schema"]["name"] == "dixit_tell"]
     hands = [rnd.storyteller_hand for rnd in record.rounds if rnd.storyteller == 0]
@@ -115,8 +120,7 @@ def test_the_agents_pass_the_conformance_check(stub, store):
     check_agent(spec(stub, "good", agent="vlm", image_size=32), players=(3, 5), max_rounds=4)
     check_agent(spec(stub, "good", agent="llm", temperature=None, max_tokens=None),
                 players=(4,), max_rounds=4)
-    sent = [json.loads(line)["request"] for path in store.folder.glob("*.jsonl")
-            for line in path.read_text(encoding="utf-8").splitlines()]
+    sent = [entry["request"] for entry in decisions(store)]
     llm = [request for request in sent if isinstance(request["messages"][1]["content"], str)]
     assert llm and all("temperature" not in r and "max_tokens" not in r for r in llm)
 
@@ -124,8 +128,7 @@ def test_the_agents_pass_the_conformance_check(stub, store):
 def test_llm_reads_captions_as_text(stub, store):
     record, _ = play(spec(stub, "good", agent="llm", caption="alt_caption"))
     assert not seat0_faults(record)
-    entries = [json.loads(line) for path in store.folder.glob("*.jsonl")
-               for line in path.read_text(encoding="utf-8").splitlines()]
+    entries = decisions(store)
     content = entries[0]["request"]["messages"][1]["content"]
     assert isinstance(content, str) and "Card 1: " in content
     assert load_deck("dreams")[0].alt_caption  # the deck has them

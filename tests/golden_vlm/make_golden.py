@@ -34,7 +34,7 @@ def main() -> None:
                                            f"response_format=json_object)"},
                 {"name": "dice", "agent": "random"},
             ],
-            "executor": {"kind": "local"},
+            "executor": {"kind": "local"}, "records": "jsonl",
         })
         run_experiment(config, FOLDER, show_progress=False)
     for path in FOLDER.iterdir():

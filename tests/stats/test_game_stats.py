@@ -60,8 +60,48 @@ def _oracle(records: list) -> pd.DataFrame:
                                                   listened["record_index"]))
         row["faults"] = int(turns["faults"].sum())
         row["unperceived_clues"] = int(turns["unperceived"].sum())
+        _own_and_chance(records, player, row, put)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(AGENT_COLUMNS))
+
+
+def _own_and_chance(records: list, player: str, row: dict, put) -> None:
+    """The own-decision and chance columns, vote by vote from the records."""
+    chance, found, own, round_ids, told_own = [], [], [], [], []
+    decisions = failed = 0
+    for index, record in enumerate(records):
+        for number, rnd in enumerate(record.rounds):
+            target = rnd.display.index(rnd.storyteller_card)
+            for seat, name in enumerate(player_names(record)):
+                if name != player:
+                    continue
+                actions = {f.action for f in rnd.faults if f.seat == seat}
+                if seat == rnd.storyteller:
+                    decisions += 1
+                    failed += "tell" in actions
+                    if "tell" not in actions:
+                        told_own.append((rnd.outcome == "some_found", index))
+                    continue
+                decisions += 2
+                failed += len(actions & {"submit", "vote"})
+                shown = len(rnd.display) - rnd.card_owner.count(seat)
+                chance.append(1 / shown)
+                found.append(rnd.votes[seat] == target)
+                own.append("vote" not in actions)
+                round_ids.append(index * 10_000 + number)
+    chance_, found_, own_ = np.array(chance), np.array(found, float), np.array(own, bool)
+    row["decisions"] = decisions
+    row["own_decision_share"] = 1 - failed / decisions if decisions else np.nan
+    mean_chance = chance_.mean() if len(chance_) else np.nan
+    row["listener_chance"] = mean_chance
+    row["listener_kappa"] = (row["listener_accuracy"] - mean_chance) / (1 - mean_chance)
+    put("listener_accuracy_own", clustered_rate_interval(found_[own_],
+                                                         np.array(round_ids)[own_]))
+    own_chance = chance_[own_].mean() if own_.any() else np.nan
+    row["listener_kappa_own"] = (row["listener_accuracy_own"] - own_chance) / (1 - own_chance)
+    some = np.array([value for value, _ in told_own], float)
+    put("some_found_rate_own", clustered_rate_interval(
+        some, np.array([game for _, game in told_own])))
 
 
 def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:

@@ -4,6 +4,7 @@ was recorded, and stopped with one clear error when the endpoint cannot serve.""
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 
@@ -92,8 +93,9 @@ def test_every_fault_is_classified_and_usage_reaches_agents_csv(recorded):
     assert agents.loc["seer", "cost_usd"] == pytest.approx(
         agents.loc["seer", "prompt_tokens"] * 2.0 / 1e6)
     assert pd.isna(agents.loc["reader", "cost_usd"])  # no price given
-    stored = sum(len(path.read_text().splitlines())
-                 for path in (folder / "exchanges").glob("*.jsonl"))
+    lines = [json.loads(line) for path in (folder / "exchanges").glob("*.jsonl")
+             for line in path.read_text().splitlines()]
+    stored = sum(1 for line in lines if "probe" not in line)  # the server's checks apart
     assert agents.loc[["seer", "reader"], "model_exchanges"].sum() == stored <= calls
 
 
@@ -189,7 +191,6 @@ def test_the_dixitworld_arena_config_plays_against_the_stub_and_replays_offline(
     """experiments/dixitworld_arena.yaml as shipped, its models replaced by the stub: 4 games
     of 12 rounds from 4-card hands kept all game, the prompts saying DixitWorld's scoring, and
     game 2 is DixitWorld's second phase (the same deal, the hands reversed)."""
-    import json
     from pathlib import Path
 
     import yaml
@@ -219,9 +220,10 @@ def test_the_dixitworld_arena_config_plays_against_the_stub_and_replays_offline(
     first = {rnd.storyteller: rnd.storyteller_hand for rnd in records[0].rounds}
     reversed_ = {rnd.storyteller: rnd.storyteller_hand for rnd in records[2].rounds}
     assert first == reversed_  # the seats' hands are dealt alike; the players moved by two
-    systems = {json.loads(line)["request"]["messages"][0]["content"]
-               for segment in (folder / "exchanges").glob("*.jsonl")
-               for line in segment.read_text(encoding="utf-8").splitlines()}
+    entries = [json.loads(line) for segment in (folder / "exchanges").glob("*.jsonl")
+               for line in segment.read_text(encoding="utf-8").splitlines()]
+    systems = {entry["request"]["messages"][0]["content"] for entry in entries
+               if "probe" not in entry}
     assert systems and all("2 (3 each instead when all of them find it)" in text
                            and "at most 1 such point per round" in text
                            and "The game lasts 12 rounds." in text for text in systems)
@@ -269,9 +271,10 @@ def test_the_dixitworld_arena_as_run_config_plays_as_dixitworlds_code_runs(tmp_p
             expected[rnd.storyteller] = 3 if listener is None else 0
             assert list(rnd.points) == expected  # DixitWorld's scoring, no bonus
     assert own_votes > 0
-    requests = [json.loads(line)["request"]["messages"]
-                for segment in (folder / "exchanges").glob("*.jsonl")
-                for line in segment.read_text(encoding="utf-8").splitlines()]
+    entries = [json.loads(line) for segment in (folder / "exchanges").glob("*.jsonl")
+               for line in segment.read_text(encoding="utf-8").splitlines()]
+    requests = [entry["request"]["messages"] for entry in entries
+                if "probe" not in entry]  # the checks of the server left out
     systems = {messages[0]["content"] for messages in requests}
     votes = [messages[1]["content"][0]["text"] for messages in requests
              if "Vote for the card" in messages[1]["content"][0]["text"]]

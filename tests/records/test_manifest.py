@@ -1,0 +1,50 @@
+"""The manifest of a games file: written with the file's count, size and digest; a file that
+differs from it is refused naming it; an old folder falls back to config.yaml's count."""
+
+from __future__ import annotations
+
+import pytest
+
+from dixit_lab.errors import ConfigError
+from dixit_lab.records.manifest import (
+    check_game_count,
+    check_games_file,
+    expected_games,
+    remove_manifest,
+    write_manifest,
+)
+
+
+def test_a_file_like_its_manifest_passes_and_any_change_is_refused(tmp_path):
+    path = tmp_path / "games.jsonl"
+    path.write_text("a\nb\n")
+    write_manifest(tmp_path, path, 2)
+    assert check_games_file(path)["games"] == 2 and expected_games(path) == 2
+    for text, message in (("a\n", "cut short"), ("a\nb\nc\n", "added to"),
+                          ("a\nc\n", "altered")):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=rf"{path}: .*{message}"):
+            check_games_file(path)
+    write_manifest(tmp_path, path, 3)
+    with pytest.raises(ConfigError, match="2 games where manifest.json records 3"):
+        check_game_count(path, 2)
+
+
+def test_a_missing_or_broken_manifest(tmp_path):
+    path = tmp_path / "games.jsonl"
+    path.write_text("a\n")
+    assert check_games_file(path) is None and expected_games(path) is None
+    (tmp_path / "config.yaml").write_text("experiment: {games: 4}\n")
+    assert expected_games(path) == 4  # an old folder: the experiment's count
+    with pytest.raises(ConfigError, match="the experiment in config.yaml has 4"):
+        check_game_count(path, 1)
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="manifest.json: not a manifest"):
+        check_games_file(path)
+    remove_manifest(tmp_path)
+    write_manifest(tmp_path, path, 1)
+    path.rename(tmp_path / "games.jsonl.zst.bak")
+    other = tmp_path / "games.jsonl.zst"
+    other.write_text("x")
+    with pytest.raises(ConfigError, match="describes games.jsonl, which is missing"):
+        check_games_file(other)
