@@ -8,6 +8,7 @@ import numpy as np
 
 from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
+from dixit_lab.policy import kernel
 from dixit_lab.policy.backends import MANY, ONE, Backend
 from dixit_lab.policy.batch_tools import check_same_bank
 from dixit_lab_agents.embedding_agent import EmbeddingAgent
@@ -76,3 +77,9 @@ class LiteralPolicy:
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
         return self.on.best_other(self.similarity, clues, display, own)
+
+    def kernel_policy(self) -> kernel.KernelPolicy:
+        """The same decisions for the compiled engine (:mod:`dixit_lab.policy.kernel`)."""
+        return kernel.KernelPolicy(kernel.TELL_BEST, kernel.SUBMIT_BEST, kernel.VOTE_BEST,
+                                   listen=self.similarity, vote_table=self.similarity,
+                                   card_value=self.best_similarity, card_clue=self.best_clue)

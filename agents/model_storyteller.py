@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 from dixit_lab.core.agent import Clue, GameContext, TellView
 from dixit_lab.embeddings import EmbeddingSpace
 from dixit_lab.listener.model import ListenerModel, listener_model
+from dixit_lab.policy import kernel
 from dixit_lab.policy.backends import MANY, ONE, Backend
 from dixit_lab.policy.batch_tools import orderable, searchsorted_rows
 from dixit_lab_agents.literal import LiteralAgent, LiteralPolicy
@@ -191,3 +193,9 @@ class ModelStorytellerPolicy(LiteralPolicy):
         on = self.on
         cards, clues = self.near_best.tell(on.as_rows(hands))
         return on.from_rows(cards), on.from_rows(clues)
+
+    def kernel_policy(self) -> kernel.KernelPolicy:
+        """The same decisions for the compiled engine (:mod:`dixit_lab.policy.kernel`): its
+        tell is ``NearBest``'s, it listens like ``literal``."""
+        return dataclasses.replace(super().kernel_policy(), tell=kernel.TELL_NEAR_BEST,
+                                   near_best=self.near_best)

@@ -3,6 +3,7 @@ why decoys look like the clue."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ import numpy as np
 from dixit_lab.core.agent import GameContext, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
 from dixit_lab.listener.model import expected_storyteller_points
+from dixit_lab.policy import kernel
 from dixit_lab.policy.backends import MANY, Backend
 from dixit_lab_agents.literal import LiteralPolicy
 from dixit_lab_agents.model_storyteller import ModelStoryteller, ModelStorytellerPolicy
@@ -104,3 +106,8 @@ class PragmaticPolicy(ModelStorytellerPolicy):
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
         """The displayed card (not its own) with the highest exp(s / T) / P(decoy) ** λ."""
         return self.on.best_other(self.vote_scores, clues, display, own)
+
+    def kernel_policy(self) -> kernel.KernelPolicy:
+        """The same decisions for the compiled engine (:mod:`dixit_lab.policy.kernel`): its
+        own, for it overrides ``vote``."""
+        return dataclasses.replace(super().kernel_policy(), vote_table=self.vote_scores)

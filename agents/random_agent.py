@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dixit_lab.core.agent import (
     Agent,
     Clue,
@@ -13,6 +15,7 @@ from dixit_lab.core.agent import (
     VoteView,
     register_agent,
 )
+from dixit_lab.policy import kernel
 from dixit_lab.policy.backends import MANY, ONE, Backend, without_replacement
 
 #: every word is in the default clue bank, so embedding agents perceive it without a model
@@ -83,6 +86,11 @@ class RandomPolicy:
 
     def vote(self, display: Any, own: Any, clues: Any, draws: Any) -> Any:
         return self.on.uniform(self.on.others(own, display), draws.next())
+
+    def kernel_policy(self) -> kernel.KernelPolicy:
+        """The same decisions for the compiled engine (:mod:`dixit_lab.policy.kernel`)."""
+        return kernel.KernelPolicy(kernel.TELL_RANDOM, kernel.SUBMIT_RANDOM, kernel.VOTE_RANDOM,
+                                   words=np.asarray(self.word_rows, dtype=np.int64))
 
 
 _ONE = RandomPolicy(ONE)  # keeps no state: one for every seat

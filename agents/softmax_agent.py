@@ -9,6 +9,7 @@ import numpy as np
 
 from dixit_lab.core.agent import Clue, GameContext, SubmitView, TellView, VoteView, register_agent
 from dixit_lab.embeddings import EmbeddingSpace
+from dixit_lab.policy import kernel
 from dixit_lab.policy.backends import MANY, ONE, Backend, without_replacement
 from dixit_lab.policy.batch_tools import check_same_bank
 from dixit_lab_agents.embedding_agent import EmbeddingAgent
@@ -107,3 +108,11 @@ class SoftmaxPolicy:
         on = self.on
         return on.categorical(on.lookup(self.similarity, clues, display), self.temperature,
                               draws.next(), on.others(own, display))
+
+    def kernel_policy(self) -> kernel.KernelPolicy:
+        """The same decisions for the compiled engine (:mod:`dixit_lab.policy.kernel`)."""
+        return kernel.KernelPolicy(kernel.TELL_SOFTMAX, kernel.SUBMIT_SOFTMAX,
+                                   kernel.VOTE_SOFTMAX, temperature=self.temperature,
+                                   listen=self.similarity, vote_table=self.similarity,
+                                   card_value=self.best_similarity, clue_cdf=self.clue_cdf,
+                                   clue_total=self.clue_total)

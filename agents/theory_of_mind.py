@@ -1,68 +1,121 @@
-"""``theory_of_mind``: a storyteller that learns, during the game, how its listeners see."""
+"""``theory_of_mind``: a storyteller that infers, from the public votes, which of a broad family
+of listener types the table is, and aims its clue under that posterior."""
 
 from __future__ import annotations
 
-import math
+import itertools
+from dataclasses import dataclass
 
 import numpy as np
 
 from dixit_lab.core.agent import GameContext, PublicRound, register_agent
 from dixit_lab.embeddings import get_space
+from dixit_lab.embeddings.perception import effective_temperature
 from dixit_lab.listener.model import expected_storyteller_points, listener_model
 from dixit_lab_agents.model_storyteller import ModelStoryteller
-from dixit_lab_agents.softmax_agent import DEFAULT_TEMPERATURE
+
+__all__ = ["DEFAULT_EMBEDDERS", "DEFAULT_NOISE_LEVELS", "DEFAULT_TEMPERATURES", "ListenerType",
+           "TheoryOfMindAgent"]
+
+#: every registered embedder whose vectors ship for the bundled decks (usable offline);
+#: ``tests/agents/test_theory_of_mind.py`` checks the list against the registry and data/embeddings
+DEFAULT_EMBEDDERS = "conse,ridge,text"
+#: a decade of softmax temperatures, 1-2-5 steps (0.05 is the shipped listeners')
+DEFAULT_TEMPERATURES = "0.02,0.05,0.1,0.2"
+#: perception noise σ of dixit_lab.embeddings.perception: none, blurred, scrambled
+DEFAULT_NOISE_LEVELS = "0,0.05,0.1"
 
 
-def _numbers(text: str, name: str) -> tuple[float, ...]:
+@dataclass(frozen=True)
+class ListenerType:
+    """One hypothesis about how the listeners see: they perceive through ``embedder``, with
+    perception noise ``noise``, and vote and submit by a softmax of ``temperature``; modelled
+    as the noiseless softmax at ``effective`` (see :func:`effective_temperature`)."""
+
+    embedder: str
+    temperature: float
+    noise: float
+    effective: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.embedder} T={self.temperature:g} noise={self.noise:g}"
+
+
+def _numbers(text: str, name: str, allow_zero: bool = False) -> tuple[float, ...]:
     try:
         values = tuple(float(x) for x in str(text).split(",") if x.strip())
     except ValueError:
         raise ValueError(f"{name} must be comma-separated numbers, got {text!r}") from None
-    if not values or min(values) <= 0:
-        raise ValueError(f"{name} must be positive numbers, got {text!r}")
+    low = min(values, default=-1.0)
+    if not values or low < 0 or (low == 0 and not allow_zero):
+        kind = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"{name} must be {kind} numbers, got {text!r}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} lists a value twice: {text!r}")
     return values
 
 
 @register_agent("theory_of_mind")
 class TheoryOfMindAgent(ModelStoryteller):
-    """Keeps a posterior over listener *types*, updated from the public votes, and aims its
-    clue under it.
+    """Infers from the public votes which type of a fixed family the listeners are, and tells
+    the pair with the most expected points under that posterior; it cannot learn a listener
+    outside the family.
 
-    A type is an embedder (one of ``embedders``, comma-separated specs) and a softmax
-    temperature (one of ``temperatures``): a listener that perceives through that space and
-    votes by a softmax of its similarities. The prior is uniform; after every round it
-    observes, each listener's public vote updates that listener's posterior by Bayes' rule,
-    with the likelihood of the vote under each type (the softmax over the displayed cards it
-    could vote for; a ``lapse`` share of votes is taken as random, so one odd vote does not
-    rule a type out). Perception noise is not a separate type: a noisy listener looks like a
-    warmer one. The posterior starts afresh every game (carrying it over would make results
-    depend on which games a worker happens to play), and it never reads the table's agent
-    names.
+    A type (:class:`ListenerType`) is an embedder of ``embedders``, a softmax temperature of
+    ``temperatures`` and a perception noise of ``noise_levels`` (comma-separated lists): a
+    listener that perceives through that space with that noise and votes and submits by that
+    softmax.
+    The default family is every embedder that ships for the bundled decks (``conse``,
+    ``ridge``, ``text``) × temperatures 0.02, 0.05, 0.1, 0.2 × noise 0, 0.05, 0.1: 36 types,
+    of which the shipped listener population (``softmax``: conse, 0.05, no noise) is one.
+    Noise is modelled as the warmer temperature it amounts to,
+    ``T_eff = sqrt(T² + 6σ²/π²)`` (:func:`~dixit_lab.embeddings.perception.effective_temperature`):
+    votes cannot tell a noisy listener from a noiseless one at ``T_eff``, so the posterior
+    separates types by embedder and ``T_eff`` only.
 
-    As storyteller it assumes the table is of one type (the listeners' evidence pooled: the
-    table posterior is the product of the seats' likelihoods): for every (card of its hand,
-    clue) pair, each type's expected points under the rules (the exact listener model of that
-    type's space with softmax decoys, corrected like ``pragmatic``'s for listeners who share a
-    table), averaged over the table posterior. Averaging points rather than find
-    probabilities keeps the correlation that an unknown shared type induces (if the type is
-    "obvious", everyone finds the card). It tells the best pair; among near ties, the clue
-    most similar to its card. It perceives its own card through ``embedder``; as a listener
-    it plays like ``literal``. Reference engine only (its decisions depend on the game).
+    The prior is uniform over the types. After every round it observes, each listener's public
+    vote updates that seat's log-likelihood of every type by Bayes' rule (the softmax at
+    ``T_eff`` over the displayed cards it could vote for; a ``lapse`` share of votes is taken
+    as random, so one odd vote does not rule a type out). The posterior starts afresh every
+    game and never reads the table's agent names.
+
+    As storyteller it assumes the table is of one type (the listeners' evidence pooled): for
+    every (card of its hand, clue) pair, each type's expected points under the rules (the exact
+    listener model of that type's space at ``T_eff``, decoys by the same softmax, corrected
+    like ``pragmatic``'s for listeners who share a table), averaged over the table posterior.
+    A table of mixed listeners is outside the family. It tells the best pair; among near
+    ties, the clue most similar to its card. It perceives its own card through ``embedder``;
+    as a listener it plays like ``literal``. Reference engine only (its decisions depend on
+    the game). The types' tables are built at its first tell at a table shape and kept for
+    the process (the listener model's cost, once per type and table shape).
     """
 
-    def __init__(self, embedders: str = "conse,text",
-                 temperatures: str = "0.03,0.05,0.1", lapse: float = 0.05,
-                 temperature: float = DEFAULT_TEMPERATURE, embedder: str = "conse",
-                 clues: str = "default") -> None:
-        super().__init__(temperature, embedder, clues)
-        self.embedders = tuple(e.strip() for e in str(embedders).split(",") if e.strip())
-        if not self.embedders:
+    def __init__(self, embedders: str = DEFAULT_EMBEDDERS,
+                 temperatures: str = DEFAULT_TEMPERATURES,
+                 noise_levels: str = DEFAULT_NOISE_LEVELS,
+                 lapse: float = 0.05, embedder: str = "conse", clues: str = "default") -> None:
+        super().__init__(embedder=embedder, clues=clues)
+        names = tuple(e.strip() for e in str(embedders).split(",") if e.strip())
+        if not names:
             raise ValueError("embedders must name at least one embedder")
+        if len(set(names)) != len(names):
+            raise ValueError(f"embedders lists an embedder twice: {embedders!r}")
+        self.embedders = names
         self.temperatures = _numbers(temperatures, "temperatures")
+        self.noise_levels = _numbers(noise_levels, "noise_levels", allow_zero=True)
         if not 0.0 <= lapse < 1.0:
             raise ValueError(f"lapse must be in [0, 1), got {lapse}")
         self.lapse = lapse
-        self._types_key: tuple[object, ...] | None = None
+        self.types = tuple(
+            ListenerType(e, t, s, effective_temperature(t, s))
+            for e, t, s in itertools.product(self.embedders, self.temperatures,
+                                             self.noise_levels))
+        self.type_space = np.array([self.embedders.index(t.embedder) for t in self.types])
+        self.type_temperature = np.array([t.effective for t in self.types])
+        self._deck: tuple[str, int] | None = None
+        self._points_key: tuple[object, ...] | None = None
+        self._points = np.empty((0, 0, 0), dtype=np.float32)
 
     #: decisions depend on the votes seen in this game: no batched policy
     batch_policy = None  # type: ignore[assignment]
@@ -72,28 +125,37 @@ class TheoryOfMindAgent(ModelStoryteller):
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
-        n, rules = context.n_players, context.rules
-        key = (context.deck.fingerprint, n, rules)
-        if key != self._types_key:
-            self._types_key = key
-            finds, points, preferences, temperatures = [], [], [], []
+        if (context.deck.fingerprint, id(self.space)) != self._deck:
+            self._deck = (context.deck.fingerprint, id(self.space))
+            self.spaces = []
             for spec in self.embedders:
                 space = get_space(spec, context.deck, self.clues)
                 if space.clues.texts != self.space.clues.texts:
                     raise ValueError(f"embedder {spec!r} has another clue bank")
-                for t in self.temperatures:
-                    model = listener_model(space, t, rules.hand_size_for(n),
-                                           rules.cards_per_player(n), n - 2, t)
-                    finds.append(model.find)
-                    points.append(expected_storyteller_points(
-                        model.find, n - 1, rules, model.find_variance).astype(np.float32))
-                    preferences.append(space.similarity)
-                    temperatures.append(t)
-            self.type_find = np.stack(finds)                 # (types, cards, clues)
-            self.type_points = np.stack(points)              # (types, cards, clues)
-            self.type_similarity = preferences               # per type (clues, cards)
-            self.type_temperature = np.array(temperatures)
-        self.log_posterior = np.zeros((n, len(self.type_temperature)))
+                self.spaces.append(space)
+            #: (spaces, clues, cards) float64: what the vote likelihoods read
+            self.type_similarity = np.stack([np.asarray(s.similarity, dtype=np.float64)
+                                             for s in self.spaces])
+        self.log_posterior = np.zeros((context.n_players, len(self.types)))
+
+    @property
+    def type_points(self) -> np.ndarray:
+        """(types, cards, clues) float32: each type's expected points of every pair at this
+        table (built at the first tell of a table shape, then kept)."""
+        context = self.context
+        n, rules = context.n_players, context.rules
+        key = (context.deck.fingerprint, n, rules)
+        if key != self._points_key:
+            points = np.empty((len(self.types), *self.spaces[0].similarity.T.shape),
+                              dtype=np.float32)
+            for h, kind in enumerate(self.types):
+                model = listener_model(self.spaces[self.type_space[h]], kind.effective,
+                                       rules.hand_size_for(n), rules.cards_per_player(n),
+                                       n - 2, kind.effective)
+                points[h] = expected_storyteller_points(model.find, n - 1, rules,
+                                                        model.find_variance)
+            self._points, self._points_key = points, key
+        return self._points
 
     @property
     def posterior(self) -> np.ndarray:
@@ -105,21 +167,29 @@ class TheoryOfMindAgent(ModelStoryteller):
         clue = self.clue_id(result.clue)
         if clue is None:
             return
-        display = list(result.display)
+        seats, chosen, allowed = [], [], []
         for seat, vote in enumerate(result.votes):
             if vote is None or seat == self.context.seat:
                 continue
-            allowed = [i for i, owner in enumerate(result.card_owner) if owner != seat]
-            if vote not in allowed:
+            may = [owner != seat for owner in result.card_owner]
+            if not 0 <= vote < len(may) or not may[vote]:
                 continue
-            cards = [display[i] for i in allowed]
-            chosen = allowed.index(vote)
-            for h, t in enumerate(self.type_temperature):
-                logits = np.asarray(self.type_similarity[h][clue, cards], dtype=np.float64) / t
-                logits -= logits.max()
-                softmax = math.exp(logits[chosen]) / float(np.exp(logits).sum())
-                likelihood = (1 - self.lapse) * softmax + self.lapse / len(allowed)
-                self.log_posterior[seat, h] += math.log(likelihood)
+            seats.append(seat)
+            chosen.append(vote)
+            allowed.append(may)
+        if not seats:
+            return
+        display = list(result.display)
+        # (types, displayed cards): each type's softmax logits, shifted for stability
+        rows = self.type_similarity[:, clue, display]                 # (spaces, displayed)
+        logits = rows[self.type_space] / self.type_temperature[:, None]
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        mask = np.array(allowed)                                      # (voters, displayed)
+        total = (weights[None, :, :] * mask[:, None, :]).sum(axis=2)  # (voters, types)
+        softmax = weights[:, chosen].T / total
+        options = mask.sum(axis=1, keepdims=True)
+        likelihood = (1 - self.lapse) * softmax + self.lapse / options
+        self.log_posterior[seats] += np.log(likelihood)
 
     @property
     def table_posterior(self) -> np.ndarray:
@@ -129,6 +199,13 @@ class TheoryOfMindAgent(ModelStoryteller):
         weights = np.exp(total - total.max())
         return weights / weights.sum()
 
+    #: types whose table posterior is below this are left out of the average (their points,
+    #: at most a few, weigh less than 1e-9 of them)
+    negligible = 1e-9
+
     def pair_scores(self, hand: list[int]) -> np.ndarray:
-        weights = self.table_posterior
-        return np.einsum("t,thk->hk", weights, self.type_points[:, hand, :]).astype(np.float32)
+        weights, points = self.table_posterior, self.type_points
+        scores = np.zeros((len(hand), points.shape[2]), dtype=np.float32)
+        for h in np.flatnonzero(weights >= self.negligible):
+            scores += np.float32(weights[h]) * points[h, hand]
+        return scores

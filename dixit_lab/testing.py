@@ -137,10 +137,14 @@ def _check_engines(spec: str, cards: Deck) -> str:
 
 
 def batch_differences(specs: list[str], rules: RuleSet, deck: Deck, games: int,
-                      seed: int = 17) -> list[int]:
+                      seed: int = 17, engine: str = "batched") -> list[int]:
     """The games (of ``games`` rotating tables of ``specs``) whose record from the batched
-    engine differs from the reference engine's, byte for byte."""
-    from dixit_lab.engine.batched import play_batch
+    engine (``engine="compiled"``: the compiled kernel) differs from the reference engine's,
+    byte for byte."""
+    if engine == "compiled":
+        from dixit_lab.engine.compiled import play_compiled as play_batch
+    else:
+        from dixit_lab.engine.batched import play_batch
 
     n = len(specs)
     seatings = [[specs[(seat + g) % n] for seat in range(n)] for g in range(games)]

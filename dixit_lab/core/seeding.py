@@ -213,9 +213,18 @@ def seat_bases(key: tuple[int, int], n_players: int) -> list[int]:
 
 
 def seat_bases_many(keys: np.ndarray, n_players: int) -> np.ndarray:
-    """:func:`seat_bases` of many games, (B, 2) uint64 keys -> (B, n_players) uint64."""
-    rows = [seat_bases((int(k0), int(k1)), n_players) for k0, k1 in keys.tolist()]
-    return np.array(rows, dtype=np.uint64).reshape(len(rows), n_players)
+    """:func:`seat_bases` of many games, (B, 2) uint64 keys -> (B, n_players) uint64: the
+    same BLAKE2b, computed for the whole batch at once (:mod:`dixit_lab.core.blake2b`)."""
+    from dixit_lab.core.blake2b import blake2b_words
+
+    keys = np.asarray(keys, dtype=np.uint64).reshape(-1, 2)
+    out = np.empty((keys.shape[0], n_players), dtype=np.uint64)
+    for first in range(0, n_players, _SEATS_PER_HASH):
+        count = min(_SEATS_PER_HASH, n_players - first)
+        words = blake2b_words([keys[:, 0], keys[:, 1], first], 20, count, _SEAT_PERSON)
+        for i, word in enumerate(words):
+            out[:, first + i] = word
+    return out
 
 
 def seat_generator(base: int) -> np.random.Generator:

@@ -34,8 +34,8 @@ from dixit_lab.core.seeding import (
 from dixit_lab.engine.batch_output import columns, json_lines
 from dixit_lab.records.batches import GameBatch
 
-__all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "batch_blocker", "batch_supported",
-           "play_batch", "rules_supported"]
+__all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "TableShape", "Tables", "batch_blocker",
+           "batch_supported", "play_batch", "prepare_tables", "rules_supported"]
 
 
 class Draws:
@@ -127,7 +127,9 @@ def rules_supported(rules: RuleSet) -> bool:
 
 
 @dataclass(frozen=True)
-class _Shape:
+class TableShape:
+    """The shape of a table: players, hand size, cards per listener, cards shown, deck size."""
+
     n: int
     hand: int
     per_player: int
@@ -188,6 +190,30 @@ def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     """Play the games of :func:`play_batch`: their state, their rounds' arrays, the agents'
     names and the clue texts (for the records: ``batch_output.json_lines``, and
     :mod:`dixit_lab.engine.batch_output`)."""
+    table = prepare_tables(tables, rules, deck, seeds)
+    games = _Batch(table.shape, rules, seeds, table.seating)
+    return games, games.run(table.policies), table.names, table.clue_texts
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The games of a batch as the batched engines play them: the table shape, the distinct
+    agents (by first seat), the agent of each seat of each game (``seating``, (B, n) indices
+    of ``agents``), their batch policies (prepared for the shape and bound to the table's clue
+    bank), their names (specs) and the clue bank."""
+
+    shape: TableShape
+    agents: list[Agent]
+    seating: np.ndarray
+    policies: list[Any]
+    names: list[str]
+    clue_texts: tuple[str, ...]
+
+
+def prepare_tables(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+                   seeds: Sequence[Any]) -> Tables:
+    """Check a batch of games (one table shape, rules the batched engines play, agents with
+    batch policies) and prepare its :class:`Tables`."""
     if len(tables) != len(seeds):
         raise ValueError(f"{len(tables)} tables for {len(seeds)} seeds")
     if not tables:
@@ -199,8 +225,8 @@ def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     if not rules_supported(rules):
         raise ValueError(f"the batched engine does not play deck_exhausted="
                          f"{rules.deck_exhausted!r}; use the reference engine")
-    shape = _Shape(n, rules.hand_size_for(n), rules.cards_per_player(n),
-                   rules.displayed_cards(n), len(deck))
+    shape = TableShape(n, rules.hand_size_for(n), rules.cards_per_player(n),
+                       rules.displayed_cards(n), len(deck))
     deck.check_playable(n, shape.hand, shape.shown)
     distinct: dict[int, int] = {}
     agents: list[Agent] = []
@@ -214,8 +240,7 @@ def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
             seating[g, seat] = index
     policies, clue_texts = _policies(agents, n, rules, deck)
     names = [getattr(a, "spec", None) or a.name for a in agents]
-    games = _Batch(shape, rules, seeds, seating)
-    return games, games.run(policies), names, clue_texts
+    return Tables(shape, agents, seating, policies, names, clue_texts)
 
 
 def _keys(seeds: list[Any]) -> np.ndarray:
@@ -235,7 +260,7 @@ def _keys(seeds: list[Any]) -> np.ndarray:
 class _Batch:
     """The state of B games of one table shape."""
 
-    def __init__(self, shape: _Shape, rules: RuleSet, seeds: Sequence[Any],
+    def __init__(self, shape: TableShape, rules: RuleSet, seeds: Sequence[Any],
                  seating: np.ndarray) -> None:
         self.shape, self.rules = shape, rules
         self.seeds = list(seeds)

@@ -21,8 +21,8 @@ __all__ = ["DECK_PLAYED", "ENGINE_PLAYED", "Played", "deck_played", "folder_deck
 
 #: the key of config.yaml's header (next to the version) that records the deck played
 DECK_PLAYED = "deck_played"
-#: the key that records the engine that played the games and why (``{"engine": "batched" or
-#: "reference", "why": ...}``), for the report
+#: the key that records the engine that played the games and why (``{"engine": "reference",
+#: "batched" or "compiled", "why": ...}``), for the report
 ENGINE_PLAYED = "engine_played"
 
 

@@ -268,11 +268,11 @@ def prepare_folder(config: ExperimentConfig, folder: Path,
     folder.mkdir(parents=True, exist_ok=True)
     resolved = config.resolved()
     _check_same_experiment(folder, resolved)
-    batched, why = (setup or table_setup(config)).engine_plan()
+    engine, why = (setup or table_setup(config)).engine_choice()
     header = {"experiment": resolved, "dixit_lab_version": __version__,
               "git_commit": git_commit(), "python": sys.version.split()[0],
               DECK_PLAYED: deck_played(config.deck),  # the deck by path and content
-              ENGINE_PLAYED: {"engine": "batched" if batched else "reference", "why": why}}
+              ENGINE_PLAYED: {"engine": engine, "why": why}}
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
 

@@ -37,6 +37,8 @@ __all__ = [
 
 
 
+#: the games from which ``engine: auto`` plays on the compiled kernel (the ``fast`` extra)
+AUTO_COMPILED_GAMES = 100_000
 _SCHEDULE_STREAM = 0x5C4ED  # spawn key of the stream that samples tables (apart from games)
 
 
@@ -60,7 +62,9 @@ class TableSetup:
     names: tuple[str, ...]   # by pool seat
     specs: tuple[str, ...]   # by pool seat
     on_illegal: str
-    engine: str = "auto"     # auto | reference | batched
+    engine: str = "auto"     # auto | reference | batched | compiled
+    #: the games of the run (``engine: auto`` plays a long run on the compiled kernel)
+    games: int = 0
     #: by pool seat: (in its own process?, decision timeout); empty: none isolated
     isolation: tuple[tuple[bool, float | None], ...] = ()
     #: by pool seat: the name the other agents know it by (never its spec); empty: ``player
@@ -79,17 +83,25 @@ class TableSetup:
         return tuple(self.public[s] if self.public else f"player {s + 1}" for s in seats)
 
     def batched(self) -> bool:
-        """Whether games are played by the batched engine: ``auto`` uses it when every agent
-        supports it, ``batched`` insists (and raises naming what it cannot play),
-        ``reference`` never does."""
+        """Whether games are played by a batched engine (NumPy or compiled): ``auto`` uses
+        one when every agent supports it, ``batched`` and ``compiled`` insist (and raise
+        naming what they cannot play), ``reference`` never does."""
         return self.engine_plan()[0]
 
     def engine_plan(self) -> tuple[bool, str]:
-        """(batched engine?, why): the engine these games are played with and the reason, a
-        phrase for the terminal and the report (``engine: batched`` raises instead of
-        falling back)."""
+        """(batched engine?, why): :meth:`engine_choice` as a flag."""
+        engine, why = self.engine_choice()
+        return engine != "reference", why
+
+    def engine_choice(self) -> tuple[str, str]:
+        """(engine, why): the engine these games are played with (``reference``, ``batched``
+        or ``compiled``) and the reason, a phrase for the terminal and the report (``engine:
+        batched`` or ``compiled`` raises instead of falling back). ``auto`` plays on the
+        compiled kernel when the ``fast`` extra is installed, it plays every agent and rule,
+        and the run has at least :data:`AUTO_COMPILED_GAMES` games (fewer do not repay the
+        kernel's start: seconds to load, minutes to compile the first time)."""
         if self.engine == "reference":
-            return False, "engine: reference in the config"
+            return "reference", "engine: reference in the config"
         from dixit_lab.engine.batched import batch_blocker, rules_supported
 
         if any(isolated for isolated, _ in self.isolation):
@@ -102,11 +114,32 @@ class TableSetup:
             why = "; ".join(f"{spec}: {reason}" for spec, reason in blockers.items()
                             if reason is not None)
             if not why:
-                return True, "every agent has a batched policy"
+                return self._batched_choice()
+        if self.engine in ("batched", "compiled"):
+            raise ConfigError(f"engine {self.engine!r} was asked for, but {why}; use engine: "
+                              f"auto or reference")
+        return "reference", why
+
+    def _batched_choice(self) -> tuple[str, str]:
+        """:meth:`engine_choice` once every agent has a batched policy."""
         if self.engine == "batched":
-            raise ConfigError(f"engine 'batched' was asked for, but {why}; use engine: auto "
-                              f"or reference")
-        return False, why
+            return "batched", "every agent has a batched policy"
+        from dixit_lab.engine.compiled import compiled_problem
+
+        problem = compiled_problem(self.rules, load_deck(self.deck),
+                                   [make_agent(spec) for spec in dict.fromkeys(self.specs)])
+        if self.engine == "compiled":
+            if problem is not None:
+                raise ConfigError(f"engine 'compiled' was asked for, but {problem}; use "
+                                  f"engine: auto or batched")
+            return "compiled", "every agent has a compiled form (engine: compiled)"
+        if problem is not None:
+            return "batched", f"every agent has a batched policy (not compiled: {problem})"
+        if self.games < AUTO_COMPILED_GAMES:
+            return "batched", (f"every agent has a batched policy (not compiled: {self.games:,} "
+                               f"games, fewer than {AUTO_COMPILED_GAMES:,}, do not repay the "
+                               f"compiled kernel's start)")
+        return "compiled", f"every agent has a compiled form and the run has {self.games:,} games"
 
 
 def table_setup(config: ExperimentConfig) -> TableSetup:
@@ -116,7 +149,8 @@ def table_setup(config: ExperimentConfig) -> TableSetup:
     return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
                       names=tuple(name for name, _ in seats),
                       specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
-                      engine=config.engine, isolation=config.isolation(),
+                      engine=config.engine, games=config.games,
+                      isolation=config.isolation(),
                       public=config.public_names())
 
 
@@ -227,8 +261,13 @@ _SHARED: dict[tuple[Any, ...], dict[str, Agent]] = {}
 
 def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = False
                   ) -> tuple[list[tuple[int, str]], Any]:
-    from dixit_lab.engine.batched import play_batch, play_batch_columns
-
+    if setup.engine_choice()[0] == "compiled":
+        from dixit_lab.engine.compiled import play_compiled as play_batch
+        from dixit_lab.engine.compiled import play_compiled_columns as play_batch_columns
+        engine = "compiled engine"
+    else:
+        from dixit_lab.engine.batched import play_batch, play_batch_columns
+        engine = "batched engine"
     deck = load_deck(setup.deck)
     shared = _SHARED.setdefault(setup.key, {})
     for spec in setup.specs:
@@ -246,7 +285,7 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = Fals
         else:
             lines = play_batch(tables, setup.rules, deck, seeds, metas)
     except Exception as error:
-        raise GameFailed(f"games {chunk[0].index}..{chunk[-1].index} (batched engine): "
+        raise GameFailed(f"games {chunk[0].index}..{chunk[-1].index} ({engine}): "
                          f"{type(error).__name__}: {error}") from error
     return [(game.index, line) for game, line in zip(chunk, lines, strict=True)], batch
 

@@ -21,12 +21,15 @@ from dixit_lab.records.format import read_jsonl
 from dixit_lab.stats.catalogue import per_game_metrics
 from dixit_lab.stats.intervals import paired_difference
 
-__all__ = ["PAIRED_METRICS", "neighbour_differences", "sweep_pairs_section"]
+__all__ = ["PAIRED_METRICS", "neighbour_differences", "per_game_values", "sweep_pairs_section"]
 
 PAIRED_METRICS = ("storyteller_points_per_turn", "points_per_game")
 
 
-def _per_game(folder: Path, players: Sequence[str], metric: str) -> dict[str, dict[int, float]]:
+def per_game_values(folder: Path, players: Sequence[str], metric: str
+                    ) -> dict[str, dict[int, float]]:
+    """Each player's per-game sample of ``metric`` in the run at ``folder``, by game index
+    (games where it does not apply are left out)."""
     values: dict[str, dict[int, float]] = {player: {} for player in players}
     for record in read_jsonl(folder):
         game = int(record.meta.get("game", -1))
@@ -42,7 +45,7 @@ def neighbour_differences(sweep_dir: Path, sweep: pd.DataFrame, paths: Sequence[
     """One row per (neighbouring points, player, metric): ``from_point, to_point``, the swept
     values of both, ``player, metric, difference, ci_low, ci_high, p_value, games``."""
     folders = [Path(sweep_dir) / str(f) for f in sweep["folder"]]
-    per_point = [{m: _per_game(f, players, m) for m in PAIRED_METRICS} if
+    per_point = [{m: per_game_values(f, players, m) for m in PAIRED_METRICS} if
                  find_records(f) is not None else None for f in folders]
     rows = []
     for i in range(len(folders) - 1):

@@ -68,6 +68,10 @@ def test_spec_is_a_round_trip():
     assert (again.label, again.temperature) == ("two words", 0.5)
     assert again.spec == agent.spec
     assert canonical_spec("random", {}) == "random"
+    # a string that looks like a number (or None) stays a string
+    for text in ("0.05", "0", "None", "1e-3"):
+        typed = make_agent(f"test-typed(label='{text}')")
+        assert make_agent(typed.spec).label == text, typed.spec
 
 
 def test_duplicate_registration_is_refused():

@@ -122,3 +122,22 @@ def test_vectorised_game_keys_equal_numpy_seed_sequences(seed):
     expected = np.array([game_key(game_seed(seed, int(d))) for d in deals], dtype=np.uint64)
     assert np.array_equal(game_keys(seed, deals), expected)
     assert game_keys(2**200, deals) is None  # too long for the shortcut: callers fall back
+
+
+def test_the_batch_blake2b_is_hashlibs():
+    import hashlib
+
+    from dixit_lab.core.blake2b import blake2b_words
+
+    rng = np.random.default_rng(3)
+    words = rng.integers(0, 2**63, size=(6, 3), dtype=np.uint64)
+    words[:, 2] >>= np.uint64(32)  # a message of 20 bytes: the third word's high half is zero
+    for length, digest_words, person in [(24, 8, b"dixit seats"), (20, 5, b""), (20, 1, b"p")]:
+        got = blake2b_words([words[:, 0], words[:, 1], words[:, 2]], length, digest_words,
+                            person)
+        for g in range(6):
+            message = b"".join(int(w).to_bytes(8, "little") for w in words[g])[:length]
+            digest = hashlib.blake2b(message, digest_size=8 * digest_words,
+                                     person=person).digest()
+            assert [int(word[g]) for word in got] == [
+                int.from_bytes(digest[8 * i:8 * i + 8], "little") for i in range(digest_words)]

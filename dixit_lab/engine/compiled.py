@@ -1,0 +1,342 @@
+"""The compiled engine: the batched engine's games, played whole by a Numba kernel.
+
+With the ``fast`` extra (``pip install 'dixit-lab[fast]'``: Numba), the games of a batch whose
+every policy has a compiled form (``kernel_policy()``, :mod:`dixit_lab.policy.kernel`: the
+built-in ``random``, ``literal``, ``softmax``, ``ambiguity`` and ``pragmatic``) are played by
+:func:`dixit_lab.engine.kernel.play_games`, one game after another in machine code, and their
+records written by the batched engine's writer (:mod:`dixit_lab.engine.batch_output`): byte for
+byte the reference engine's records (``tests/engine/test_compiled.py``,
+``benchmarks/check_batched.py --engine compiled``).
+
+Without Numba nothing here imports it: :func:`kernel_problem` says what is missing, and the
+runner plays on the NumPy batched engine. The first call compiles the kernel (tens of
+seconds) and caches it on disk (Numba's ``cache=True``, beside the module or in Numba's user
+cache folder); later processes load it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dixit_lab.core.agent import Agent
+from dixit_lab.core.cards import Deck
+from dixit_lab.core.rules import DECK_EXHAUSTED_MODES, RuleSet, search_points, vote_bonus
+from dixit_lab.core.seeding import seat_bases_many
+from dixit_lab.engine.batch_output import columns, json_lines
+from dixit_lab.engine.batched import (
+    Tables,
+    TableShape,
+    _keys,
+    batch_blocker,
+    prepare_tables,
+    rules_supported,
+)
+from dixit_lab.policy.kernel import KernelPolicy, kernel_blocker
+from dixit_lab.records.batches import GameBatch
+
+__all__ = ["MAX_DECK", "agent_blocker", "compiled_problem", "kernel_problem", "play_compiled",
+           "play_compiled_columns", "rules_problem"]
+
+#: the largest deck the kernel plays (its sorts keep a card's index in 11 bits)
+MAX_DECK = 2048
+_END_REASONS = np.array(["max_rounds", "target_score", "deck_exhausted"], dtype=object)
+_INSTALL = "pip install 'dixit-lab[fast]'"
+
+
+def kernel_problem() -> str | None:
+    """Why the compiled kernel cannot run here (None: it can): Numba is not installed."""
+    if importlib.util.find_spec("numba") is None:
+        return f"the compiled engine needs Numba, which is not installed ({_INSTALL})"
+    return None
+
+
+def rules_problem(rules: RuleSet, deck_size: int) -> str | None:
+    """Why the kernel does not play games under ``rules`` with a deck of ``deck_size``."""
+    if not rules_supported(rules):
+        return f"the batched engines do not play deck_exhausted={rules.deck_exhausted!r}"
+    if rules.own_card_votes:
+        return "the compiled engine does not play own_card_votes (the batched engine does)"
+    if deck_size > MAX_DECK:
+        return f"the compiled engine plays decks of at most {MAX_DECK} cards, not {deck_size}"
+    return None
+
+
+def agent_blocker(agent: Agent) -> str | None:
+    """Why the kernel may not play ``agent`` (None: it may): it has no batched policy it
+    plays (:func:`~dixit_lab.engine.batched.batch_blocker`), or that policy has no compiled
+    form. The policy's class is read from the return annotation of ``batch_policy``, so that
+    the check builds nothing (an embedding agent's tables take seconds)."""
+    blocker = batch_blocker(agent)
+    if blocker is not None:
+        return blocker
+    policy_class = _policy_class(type(agent))  # type: ignore[arg-type]
+    if policy_class is None:
+        return (f"{type(agent).__name__}.batch_policy declares no policy class (a return "
+                f"annotation), so the compiled engine cannot tell that it plays it")
+    return kernel_blocker(policy_class)
+
+
+def compiled_problem(rules: RuleSet, deck: Deck, agents: Sequence[Agent]) -> str | None:
+    """Why the compiled engine cannot play games of ``agents`` under ``rules`` with ``deck``
+    (None: it can), one phrase: Numba is missing, a rule or the deck is out of its reach,
+    or an agent (named by its spec) has no compiled form."""
+    problem = kernel_problem() or rules_problem(rules, len(deck))
+    if problem is not None:
+        return problem
+    blockers = []
+    for agent in agents:
+        blocker = agent_blocker(agent)
+        if blocker is not None:
+            blockers.append(f"{getattr(agent, 'spec', None) or agent.name}: {blocker}")
+    return "; ".join(blockers) or None
+
+
+@functools.lru_cache(maxsize=256)
+def _policy_class(agent_class: type) -> type | None:
+    owner = next((klass for klass in agent_class.__mro__ if "batch_policy" in vars(klass)),
+                 None)
+    if owner is None:
+        return None
+    try:
+        hints = typing.get_type_hints(vars(owner)["batch_policy"])
+    except Exception:  # an annotation that does not resolve: unknown
+        return None
+    declared = hints.get("return")
+    return declared if isinstance(declared, type) else None
+
+
+# -- playing -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Played:
+    """What the records writer reads of a batch (the batched engine's ``_Batch`` fields)."""
+
+    shape: TableShape
+    seeds: list[Any]
+    seating: np.ndarray
+    end_round: np.ndarray
+    end_reason: np.ndarray
+    scores: np.ndarray
+
+
+def play_compiled(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+                  seeds: Sequence[Any], metas: Sequence[dict[str, Any]] | None = None
+                  ) -> list[str]:
+    """:func:`~dixit_lab.engine.batched.play_batch` on the compiled kernel: the same JSON
+    lines."""
+    if not tables:
+        return []
+    games, rounds, names, clue_texts = run_compiled(tables, rules, deck, seeds)
+    return json_lines(games, rounds, rules, deck, names, clue_texts, metas)
+
+
+def play_compiled_columns(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+                          seeds: Sequence[Any], metas: Sequence[dict[str, Any]],
+                          indices: Sequence[int]) -> tuple[list[str], GameBatch]:
+    """:func:`play_compiled`'s lines and the same games as a
+    :class:`~dixit_lab.records.batches.GameBatch` (as ``batched.play_batch_columns``)."""
+    games, rounds, names, clue_texts = run_compiled(tables, rules, deck, seeds)
+    return (json_lines(games, rounds, rules, deck, names, clue_texts, metas),
+            columns(games, rounds, rules, deck, names, clue_texts, metas, indices))
+
+
+def run_compiled(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
+                 seeds: Sequence[Any]) -> tuple[_Played, list[dict[str, np.ndarray]],
+                                                list[str], Sequence[str]]:
+    """Play the games (as ``batched.run_batch``): their state, their rounds as the batched
+    engine's arrays (one dict a round, over the games that played it), names, clue texts."""
+    problem = kernel_problem() or rules_problem(rules, len(deck))
+    if problem is not None:
+        raise ValueError(problem)
+    for agent in dict.fromkeys(a for table in tables for a in table):
+        blocker = agent_blocker(agent)
+        if blocker is not None:
+            name = getattr(agent, "spec", None) or agent.name
+            raise ValueError(f"agent {name!r}: {blocker}; use engine: batched or auto")
+    table = prepare_tables(tables, rules, deck, seeds)
+    keys = _keys(list(seeds))
+    flat = play_keys(table, rules, keys)
+    games = _Played(table.shape, list(seeds), table.seating, flat.end_round,
+                    _END_REASONS[flat.end_reason], flat.final)
+    return games, flat.by_round(), table.names, table.clue_texts
+
+
+@dataclass
+class FlatRounds:
+    """Every round of a batch, game after game: the rounds of game ``g`` are rows
+    ``round_start[g] .. round_start[g + 1] - 1``."""
+
+    round_start: np.ndarray
+    end_round: np.ndarray
+    end_reason: np.ndarray  # 0 max_rounds, 1 target_score, 2 deck_exhausted
+    final: np.ndarray
+    rounds: dict[str, np.ndarray]
+
+    def by_round(self) -> list[dict[str, np.ndarray]]:
+        """The rounds as the batched engine gives them: round ``r`` over the games (rows)
+        that played it."""
+        out = []
+        played = self.end_round + 1
+        for index in range(int(played.max(initial=0))):
+            rows = np.flatnonzero(played > index)
+            at = self.round_start[rows] + index
+            out.append({"rows": rows, **{key: values[at] for key, values in
+                                         self.rounds.items()}})
+        return out
+
+
+def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray) -> FlatRounds:
+    """Play the games of game keys ``keys`` ((B, 2) uint64) at ``table`` on the kernel."""
+    from dixit_lab.engine.kernel import play_games
+
+    shape = table.shape
+    n, b = shape.n, keys.shape[0]
+    if table.seating.shape != (b, n) or keys.shape != (b, 2):  # the kernel reads unchecked
+        raise ValueError(f"{b} game keys for seating {table.seating.shape}")
+    pack = _packed(table)
+    dims = np.array([n, shape.hand, shape.per_player, shape.shown, shape.deck], np.int64)
+    rule_ints = np.array([DECK_EXHAUSTED_MODES.index(rules.deck_exhausted),
+                          -1 if rules.target_score is None else rules.target_score,
+                          rules.max_rounds, rules.first_storyteller == "random",
+                          rules.fixed_hands], dtype=np.int64)
+    search = np.array(search_points(rules, n), dtype=np.int64)
+    bonus = np.array([vote_bonus(rules, votes) for votes in range(n)], dtype=np.int64)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    bases = np.ascontiguousarray(seat_bases_many(keys, n))
+    seating = np.ascontiguousarray(table.seating, dtype=np.int64)
+    round_start = np.zeros(b + 1, dtype=np.int64)
+    end_round = np.empty(b, dtype=np.int64)
+    end_reason = np.empty(b, dtype=np.int64)
+    final = np.empty((b, n), dtype=np.int64)
+    rounds = _round_arrays(b * _rounds_guess(rules, shape) + rules.max_rounds, shape)
+    done = 0
+    while done < b:
+        done = play_games(  # type: ignore[call-arg]
+            keys, bases, seating, dims, rule_ints, search, bonus, *pack, done, b,
+            round_start, end_round, end_reason, final, *rounds.values())
+        if done < b:  # the round arrays are full: twice the room, and on
+            grown = _round_arrays(2 * len(rounds["storyteller"]), shape)
+            for key, values in rounds.items():
+                grown[key][:len(values)] = values
+            rounds = grown
+    used = int(round_start[b])
+    return FlatRounds(round_start, end_round, end_reason, final,
+                      {key: values[:used] for key, values in rounds.items()})
+
+
+def _rounds_guess(rules: RuleSet, shape: TableShape) -> int:
+    """Rounds a game lasts when the deck ends it (a guess otherwise: the arrays grow)."""
+    if rules.deck_exhausted == "reshuffle_discard" or rules.fixed_hands:
+        return min(rules.max_rounds, 32)
+    return min(rules.max_rounds, 2 + (shape.deck - shape.n * shape.hand) // shape.shown)
+
+
+def _round_arrays(capacity: int, shape: TableShape) -> dict[str, np.ndarray]:
+    """Empty round arrays, in the order of the kernel's arguments (keys: the batched
+    engine's names)."""
+    n, k = shape.n, shape.shown
+    return {"storyteller": np.empty(capacity, np.int64), "clue": np.empty(capacity, np.int64),
+            "card": np.empty(capacity, np.int64), "display": np.empty((capacity, k), np.int64),
+            "card_owner": np.empty((capacity, k), np.int64),
+            "votes": np.empty((capacity, n), np.int64),
+            "points": np.empty((capacity, n), np.int64),
+            "scores": np.empty((capacity, n), np.int64),
+            "hand": np.empty((capacity, shape.hand), np.int64)}
+
+
+# -- the policies as the kernel's arrays ------------------------------------------------------
+
+_PACKS: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[np.ndarray, ...]]] = {}
+
+
+def _packed(table: Tables) -> tuple[np.ndarray, ...]:
+    """The kernel's arrays of the table's policies (made once per set of policy objects)."""
+    key = tuple(id(policy) for policy in table.policies)
+    cached = _PACKS.get(key)
+    if cached is not None and all(a is b for a, b in zip(cached[0], table.policies,
+                                                         strict=True)):
+        return cached[1]
+    for policy, name in zip(table.policies, table.names, strict=True):
+        blocker = kernel_blocker(policy)
+        if blocker is not None:  # the annotation of batch_policy said another class
+            raise ValueError(f"agent {name!r}: {blocker}")
+    pack = _pack([policy.kernel_policy() for policy in table.policies], table.shape.deck)
+    if len(_PACKS) >= 8:
+        _PACKS.clear()
+    _PACKS[key] = (tuple(table.policies), pack)  # the policies stay alive: ids stay theirs
+    return pack
+
+
+class _Stack:
+    """Distinct arrays of one kind, each once (by identity), stacked for the kernel."""
+
+    def __init__(self, dtype: Any, empty: tuple[int, ...]) -> None:
+        self.dtype, self.empty = dtype, empty
+        self.rows: dict[int, int] = {}
+        self.arrays: list[np.ndarray] = []
+
+    def add(self, array: Any) -> int:
+        if array is None:
+            return -1
+        index = self.rows.get(id(array))
+        if index is None:
+            index = self.rows[id(array)] = len(self.arrays)
+            self.arrays.append(np.asarray(array, dtype=self.dtype))
+        return index
+
+    def stacked(self) -> np.ndarray:
+        if not self.arrays:
+            return np.zeros(self.empty, dtype=self.dtype)
+        return np.ascontiguousarray(np.stack(self.arrays))
+
+
+def _pack(policies: list[KernelPolicy], n_cards: int) -> tuple[np.ndarray, ...]:
+    """(pol, temps, tols, tabs, vecs, ivecs, cdfs, ascs, prefixes, nbest, words): the
+    arguments of ``kernel.play_games`` that describe the policies."""
+    from dixit_lab.engine import kernel
+
+    tabs, vecs = _Stack(np.float64, (1, 1, 1)), _Stack(np.float64, (1, 1))
+    ivecs, cdfs = _Stack(np.int64, (1, 1)), _Stack(np.float64, (1, 1, 1))
+    ascs, prefixes = _Stack(np.float32, (1, 1, 1)), _Stack(np.uint64, (1, 1, 1))
+    nbest = _Stack(np.float32, (1, 1))
+    word_lists: list[np.ndarray] = []
+    pol = np.full((len(policies), kernel.COLUMNS), -1, dtype=np.int64)
+    temps = np.ones(len(policies), dtype=np.float64)
+    tols = np.zeros(len(policies), dtype=np.float32)
+    for p, policy in enumerate(policies):
+        row = pol[p]
+        row[kernel.TELL], row[kernel.SUBMIT], row[kernel.VOTE] = (policy.tell, policy.submit,
+                                                                  policy.vote)
+        temps[p] = policy.temperature
+        row[kernel.LISTEN] = tabs.add(policy.listen)
+        row[kernel.VOTE_TABLE] = tabs.add(policy.vote_table)
+        row[kernel.CARD_VALUE] = vecs.add(policy.card_value)
+        row[kernel.CARD_CLUE] = ivecs.add(policy.card_clue)
+        row[kernel.CDF] = cdfs.add(policy.clue_cdf)
+        row[kernel.CLUE_TOTAL] = vecs.add(policy.clue_total)
+        if policy.clue_cdf is not None:
+            row[kernel.LAST_CLUE] = np.shape(policy.clue_cdf)[1] - 1
+        near = policy.near_best
+        if near is not None:  # one NearBest: the same row of its three stacks
+            row[kernel.NEAR] = nbest.add(near.card_best)
+            if ascs.add(near.ascending) != row[kernel.NEAR] or \
+                    prefixes.add(near.prefix) != row[kernel.NEAR]:
+                raise ValueError("a NearBest shares its arrays with another")
+            tols[p] = near.tolerance
+        if policy.words is not None:
+            row[kernel.WORDS], row[kernel.WORD_COUNT] = len(word_lists), len(policy.words)
+            word_lists.append(np.asarray(policy.words, dtype=np.int64))
+    width = max([1, *(len(words) for words in word_lists)])
+    words = np.zeros((max(1, len(word_lists)), width), dtype=np.int64)
+    for index, listed in enumerate(word_lists):
+        words[index, :len(listed)] = listed
+    return (pol, temps, tols, tabs.stacked(), vecs.stacked(), ivecs.stacked(), cdfs.stacked(),
+            ascs.stacked(), prefixes.stacked(), nbest.stacked(), words)

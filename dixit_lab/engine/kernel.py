@@ -1,0 +1,436 @@
+"""The compiled kernel: whole games of the built-in policies in Numba, one game after another.
+
+Imported only by :mod:`dixit_lab.engine.compiled` when the ``fast`` extra (Numba) is installed.
+:func:`play_games` mirrors the reference engine's game (:mod:`dixit_lab.engine.game`) line by
+line, with the same counter-based streams (:mod:`dixit_lab.core.seeding`), and plays each
+seat's decisions by the rules of :mod:`dixit_lab.policy.kernel` (the built-in policies'
+decisions, the same float operations and tie-breaking as :mod:`dixit_lab.policy.backends`). It
+writes every round into flat arrays that :mod:`dixit_lab.engine.compiled` turns into records.
+
+Every compiled function lives in this one file, on purpose: Numba's on-disk cache
+(``cache=True``) is invalidated by a change of the file that defines a function, not of the
+files it calls.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# -- the streams (dixit_lab.core.seeding, for one number at a time) ------------------------------
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_STREAM = np.uint64(0xD1B54A32D192ED03)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_LOW11 = np.uint64(2047)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+_TO_UNIT = 1.0 / 2.0**53
+_DEAL, _DISPLAY, _FIRST, _RESHUFFLE = 1, 2, 3, 1000
+
+# the decision rules (dixit_lab.policy.kernel) and the columns of a policy's row of ``pol``
+_TELL_RANDOM, _TELL_BEST, _TELL_SOFTMAX, _TELL_NEAR_BEST = 0, 1, 2, 3
+_SUBMIT_RANDOM, _SUBMIT_BEST, _SUBMIT_SOFTMAX = 0, 1, 2
+_VOTE_RANDOM, _VOTE_BEST, _VOTE_SOFTMAX = 0, 1, 2
+(TELL, SUBMIT, VOTE, LISTEN, VOTE_TABLE, CARD_VALUE, CARD_CLUE, CDF, CLUE_TOTAL, NEAR, WORDS,
+ WORD_COUNT, LAST_CLUE, COLUMNS) = range(14)
+# deck_exhausted modes (dixit_lab.core.rules.DECK_EXHAUSTED_MODES, in order)
+LAST_DRAWN, CANNOT_REFILL, RESHUFFLE = 0, 1, 2
+# end reasons
+MAX_ROUNDS, TARGET_SCORE, DECK_EXHAUSTED = 0, 1, 2
+
+
+@njit(cache=True)
+def _mix(x: np.uint64) -> np.uint64:
+    x = (x ^ (x >> _S30)) * _M1
+    x = (x ^ (x >> _S27)) * _M2
+    return x ^ (x >> _S31)
+
+
+@njit(cache=True)
+def _bits(base: np.uint64, counter: int) -> np.uint64:
+    """The 53 bits of number ``counter`` of a stream (``uniforms`` is them over 2**53)."""
+    return _mix(base + np.uint64(counter + 1) * _GOLDEN) >> _S11
+
+
+@njit(cache=True)
+def _uniform(base: np.uint64, counter: int) -> float:
+    return np.float64(_bits(base, counter)) * _TO_UNIT
+
+
+@njit(cache=True)
+def _stream_base(k0: np.uint64, k1: np.uint64, stream: int) -> np.uint64:
+    return _mix(k0 ^ _mix(k1 ^ (np.uint64(stream) * _STREAM)))
+
+
+@njit(cache=True)
+def _order(base, offset, size, keys, out):  # type: ignore[no-untyped-def]
+    """``out[:size]`` = the stable argsort of numbers ``offset ..`` of a stream
+    (``seeding.permutation``): each number's 53 bits with its index below them."""
+    for i in range(size):
+        keys[i] = (_bits(base, offset + i) << _S11) | np.uint64(i)
+    if size <= 24:  # insertion sort: a display
+        for i in range(1, size):
+            key = keys[i]
+            j = i - 1
+            while j >= 0 and keys[j] > key:
+                keys[j + 1] = keys[j]
+                j -= 1
+            keys[j + 1] = key
+    else:
+        keys[:size].sort()
+    for i in range(size):
+        out[i] = np.int64(keys[i] & _LOW11)
+
+
+# -- the decision rules ----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _draw(bases, counters, seat):  # type: ignore[no-untyped-def]
+    """The seat's next number (``draws.next()``)."""
+    value = _uniform(bases[seat], counters[seat])
+    counters[seat] += 1
+    return value
+
+
+@njit(cache=True)
+def _below(u, count):  # type: ignore[no-untyped-def]
+    return min(np.int64(u * count), count - 1)
+
+
+@njit(cache=True)
+def _nth_allowed(allowed, count, index):  # type: ignore[no-untyped-def]
+    seen = 0
+    for i in range(count):
+        if allowed[i]:
+            if seen == index:
+                return i
+            seen += 1
+    return -1
+
+
+@njit(cache=True)
+def _first_max(values, count, allowed):  # type: ignore[no-untyped-def]
+    best, top = -1, -np.inf
+    for i in range(count):
+        if allowed[i] and (best < 0 or values[i] > top):
+            best, top = i, values[i]
+    return best
+
+
+@njit(cache=True)
+def _categorical(values, count, temperature, u, allowed):  # type: ignore[no-untyped-def]
+    """``categorical_small`` over the allowed entries: the first whose left-to-right
+    cumulative weight exp((v - top) / T) exceeds ``u * total``, else the last allowed."""
+    top = -np.inf
+    for i in range(count):
+        if allowed[i] and values[i] > top:
+            top = values[i]
+    total = 0.0
+    for i in range(count):
+        if allowed[i]:
+            total += math.exp((values[i] - top) / temperature)
+    threshold = u * total
+    cumulative, last = 0.0, -1
+    for i in range(count):
+        if allowed[i]:
+            cumulative += math.exp((values[i] - top) / temperature)
+            if threshold < cumulative:
+                return i
+            last = i
+    return last
+
+
+@njit(cache=True)
+def _search_right(row, target):  # type: ignore[no-untyped-def]
+    low, high = 0, row.shape[0]
+    while low < high:
+        middle = (low + high) // 2
+        if row[middle] <= target:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@njit(cache=True)
+def _search_left(row, target):  # type: ignore[no-untyped-def]
+    low, high = 0, row.shape[0]
+    while low < high:
+        middle = (low + high) // 2
+        if row[middle] < target:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@njit(cache=True)
+def _tell(rule, p, hand, size, bases, counters, seat, pol, temps, tols, vecs, ivecs, cdfs,
+          ascs, prefixes, nbest, words, values, allowed, keys):  # type: ignore[no-untyped-def]
+    """(card, clue row) of the storyteller's rule."""
+    if rule == _TELL_RANDOM:
+        card = hand[_below(_draw(bases, counters, seat), size)]
+        word = _below(_draw(bases, counters, seat), pol[p, WORD_COUNT])
+        return card, words[pol[p, WORDS], word]
+    if rule == _TELL_BEST:
+        value = vecs[pol[p, CARD_VALUE]]
+        for i in range(size):
+            values[i] = value[hand[i]]
+            allowed[i] = True
+        card = hand[_first_max(values, size, allowed)]
+        return card, ivecs[pol[p, CARD_CLUE], card]
+    if rule == _TELL_SOFTMAX:
+        value = vecs[pol[p, CARD_VALUE]]
+        for i in range(size):
+            values[i] = value[hand[i]]
+            allowed[i] = True
+        index = _categorical(values, size, temps[p], _draw(bases, counters, seat), allowed)
+        card = hand[index]
+        target = _draw(bases, counters, seat) * vecs[pol[p, CLUE_TOTAL], card]
+        clue = _search_right(cdfs[pol[p, CDF], card], target)
+        return card, min(clue, pol[p, LAST_CLUE])
+    # _TELL_NEAR_BEST: NearBest.tell
+    near = pol[p, NEAR]
+    best = nbest[near, hand[0]]
+    for i in range(1, size):
+        if nbest[near, hand[i]] > best:
+            best = nbest[near, hand[i]]
+    threshold = best - tols[p]  # float32, as the scores
+    ascending, prefix = ascs[near], prefixes[near]
+    n_clues = ascending.shape[1]
+    position, top = 0, np.uint64(0)
+    for i in range(size):
+        count = n_clues - _search_left(ascending[hand[i]], threshold)
+        keys[i] = prefix[hand[i], count - 1] if count > 0 else np.uint64(0)
+        high = keys[i] >> _S32
+        if i == 0 or high > top:
+            position, top = i, high
+    clue = np.int64(_LOW32 - (keys[position] & _LOW32))
+    return hand[position], clue
+
+
+@njit(cache=True)
+def _submit(rule, p, hand, size, clue, n_cards, chosen, bases, counters, seat, pol, temps,
+            tabs, values, allowed):  # type: ignore[no-untyped-def]
+    """``chosen[:n_cards]``: the listener's cards for ``clue``, in its order."""
+    for i in range(size):
+        allowed[i] = True
+    if rule != _SUBMIT_RANDOM:
+        row = tabs[pol[p, LISTEN], clue]
+        for i in range(size):
+            values[i] = row[hand[i]]
+    for j in range(n_cards):
+        if rule == _SUBMIT_RANDOM:
+            index = _nth_allowed(allowed, size,
+                                 _below(_draw(bases, counters, seat), size - j))
+        elif rule == _SUBMIT_BEST:
+            index = _first_max(values, size, allowed)
+        else:
+            index = _categorical(values, size, temps[p], _draw(bases, counters, seat),
+                                 allowed)
+        chosen[j] = hand[index]
+        allowed[index] = False
+
+
+@njit(cache=True)
+def _vote(rule, p, display, owner, k, seat, clue, bases, counters, pol, temps, tabs, values,
+          allowed):  # type: ignore[no-untyped-def]
+    """The listener's display position: never one of its own cards."""
+    count = 0
+    for j in range(k):
+        allowed[j] = owner[j] != seat
+        if allowed[j]:
+            count += 1
+    if rule == _VOTE_RANDOM:
+        return _nth_allowed(allowed, k, _below(_draw(bases, counters, seat), count))
+    row = tabs[pol[p, VOTE_TABLE], clue]
+    for j in range(k):
+        values[j] = row[display[j]]
+    if rule == _VOTE_BEST:
+        return _first_max(values, k, allowed)
+    return _categorical(values, k, temps[p], _draw(bases, counters, seat), allowed)
+
+
+# -- the game ---------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _remove(hands, lengths, seat, card):  # type: ignore[no-untyped-def]
+    """``hand.remove(card)``: the cards after it move one slot left."""
+    size = lengths[seat]
+    i = 0
+    while hands[seat, i] != card:
+        i += 1
+    for j in range(i, size - 1):
+        hands[seat, j] = hands[seat, j + 1]
+    lengths[seat] = size - 1
+
+
+@njit(cache=True)
+def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule_ints, k0, k1,
+            reshuffles, keys, order):  # type: ignore[no-untyped-def]
+    """``GameSteps._refill``: (game ends?, pile length, discard length, reshuffles)."""
+    n, h = dims[0], dims[1]
+    mode, fixed = rule_ints[0], rule_ints[4]
+    if fixed:
+        for s in range(n):
+            for i in range(h):
+                hands[s, i] = dealt[s, i]
+            lengths[s] = h
+        return False, plen, dlen, reshuffles
+    need = 0
+    for s in range(n):
+        need += h - lengths[s]
+    if plen < need:
+        if mode == CANNOT_REFILL:
+            return True, plen, dlen, reshuffles
+        if mode == RESHUFFLE:
+            total = plen + dlen
+            combined = np.empty(total, dtype=np.int64)
+            combined[:plen] = pile[:plen]
+            combined[plen:] = discard[:dlen]
+            _order(_stream_base(k0, k1, _RESHUFFLE + reshuffles), 0, total, keys, order)
+            for i in range(total):
+                pile[i] = combined[order[i]]
+            plen, dlen, reshuffles = total, 0, reshuffles + 1
+            if plen < need:
+                return True, plen, dlen, reshuffles
+    for offset in range(1, n + 1):
+        s = (teller + offset) % n
+        while lengths[s] < h and plen > 0:
+            hands[s, lengths[s]] = pile[plen - 1]
+            lengths[s] += 1
+            plen -= 1
+    return mode == LAST_DRAWN and plen == 0, plen, dlen, reshuffles
+
+
+@njit(cache=True)
+def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, temps, tols,
+               tabs, vecs, ivecs, cdfs, ascs, prefixes, nbest, words, start, stop,
+               round_start, end_round, end_reason, final, r_teller, r_clue, r_card,
+               r_display, r_owner, r_votes, r_points, r_scores, r_hand
+               ):  # type: ignore[no-untyped-def]
+    """Play games ``start .. stop - 1`` (their rounds from row ``round_start[start]`` of the
+    round arrays) and return the index of the first game not played: ``stop``, or earlier if
+    the round arrays could not hold ``max_rounds`` more rounds (the caller grows them and
+    calls again from there). ``dims``: players, hand size, cards per listener, displayed
+    cards, deck size; ``rule_ints``: deck_exhausted mode, target score (-1: none),
+    max_rounds, random first storyteller, fixed hands; ``search``: the search points by
+    number of finders (storyteller, finder, missed), ``bonus``: the vote bonus by votes
+    received; ``seating``: the policy (row of ``pol``) of each seat of each game."""
+    n, h, per, k, size = dims[0], dims[1], dims[2], dims[3], dims[4]
+    target, max_rounds, first_random = rule_ints[1], rule_ints[2], rule_ints[3]
+    capacity = r_teller.shape[0]
+    hands = np.empty((n, h), dtype=np.int64)
+    dealt = np.empty((n, h), dtype=np.int64)
+    lengths = np.empty(n, dtype=np.int64)
+    pile = np.empty(size, dtype=np.int64)
+    discard = np.empty(size, dtype=np.int64)
+    sort_keys = np.empty(max(size, k, h), dtype=np.uint64)
+    order = np.empty(max(size, k), dtype=np.int64)
+    counters = np.zeros(n, dtype=np.int64)
+    scores = np.zeros(n, dtype=np.int64)
+    table = np.empty(k, dtype=np.int64)
+    owners = np.empty(k, dtype=np.int64)
+    display = np.empty(k, dtype=np.int64)
+    owner = np.empty(k, dtype=np.int64)
+    votes = np.empty(n, dtype=np.int64)
+    received = np.zeros(n, dtype=np.int64)
+    chosen = np.empty(per, dtype=np.int64)
+    values = np.empty(max(h, k), dtype=np.float64)
+    allowed = np.empty(max(h, k), dtype=np.bool_)
+    row = round_start[start]
+    for g in range(start, stop):
+        round_start[g] = row
+        if row + max_rounds > capacity:
+            return g
+        k0, k1 = keys[g, 0], keys[g, 1]
+        bases = seat_bases[g]
+        _order(_stream_base(k0, k1, _DEAL), 0, size, sort_keys, order)
+        for s in range(n):
+            for i in range(h):
+                hands[s, i] = order[s * h + i]
+                dealt[s, i] = order[s * h + i]
+            lengths[s] = h
+        plen, dlen, reshuffles = size - n * h, 0, 0
+        for i in range(plen):  # drawn from the end: the next card is order[n * h]
+            pile[i] = order[size - 1 - i]
+        teller = 0
+        if first_random:
+            teller = min(np.int64(_uniform(_stream_base(k0, k1, _FIRST), 0) * n), n - 1)
+        counters[:] = 0
+        scores[:] = 0
+        display_base = _stream_base(k0, k1, _DISPLAY)
+        reason, last = MAX_ROUNDS, max_rounds - 1
+        for index in range(max_rounds):
+            for i in range(lengths[teller]):
+                r_hand[row, i] = hands[teller, i]
+            p = seating[g, teller]
+            card, clue = _tell(pol[p, TELL], p, hands[teller], lengths[teller], bases,
+                               counters, teller, pol, temps, tols, vecs, ivecs, cdfs, ascs,
+                               prefixes, nbest, words, values, allowed, sort_keys)
+            _remove(hands, lengths, teller, card)
+            table[0], owners[0] = card, teller
+            column = 1
+            for offset in range(1, n):
+                seat = (teller + offset) % n
+                p = seating[g, seat]
+                _submit(pol[p, SUBMIT], p, hands[seat], lengths[seat], clue, per, chosen,
+                        bases, counters, seat, pol, temps, tabs, values, allowed)
+                for j in range(per):
+                    _remove(hands, lengths, seat, chosen[j])
+                    table[column], owners[column] = chosen[j], seat
+                    column += 1
+            _order(display_base, index * k, k, sort_keys, order)
+            for j in range(k):
+                display[j], owner[j] = table[order[j]], owners[order[j]]
+            votes[teller] = -1
+            finders = 0
+            received[:] = 0
+            for offset in range(1, n):
+                seat = (teller + offset) % n
+                p = seating[g, seat]
+                vote = _vote(pol[p, VOTE], p, display, owner, k, seat, clue, bases,
+                             counters, pol, temps, tabs, values, allowed)
+                votes[seat] = vote
+                if owner[vote] == teller:
+                    finders += 1
+                else:
+                    received[owner[vote]] += 1
+            for seat in range(n):
+                if seat == teller:
+                    points = search[0, finders]
+                else:
+                    found = owner[votes[seat]] == teller
+                    points = search[1 if found else 2, finders] + bonus[received[seat]]
+                scores[seat] += points
+                r_points[row, seat] = points
+                r_scores[row, seat] = scores[seat]
+                r_votes[row, seat] = votes[seat]
+            r_teller[row], r_clue[row], r_card[row] = teller, clue, card
+            for j in range(k):
+                r_display[row, j], r_owner[row, j] = display[j], owner[j]
+            if not rule_ints[4]:  # fixed hands: nothing is discarded for good
+                for j in range(k):
+                    discard[dlen + j] = display[j]
+                dlen += k
+            row += 1
+            if target >= 0 and scores.max() >= target:
+                reason, last = TARGET_SCORE, index
+                break
+            ended, plen, dlen, reshuffles = _refill(hands, lengths, dealt, pile, plen,
+                                                     discard, dlen, teller, dims, rule_ints,
+                                                     k0, k1, reshuffles, sort_keys, order)
+            if ended:
+                reason, last = DECK_EXHAUSTED, index
+                break
+            teller = (teller + 1) % n
+        end_round[g], end_reason[g] = last, reason
+        final[g] = scores
+    round_start[stop] = row
+    return stop
