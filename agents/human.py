@@ -5,7 +5,7 @@ in the results folder (see :mod:`dixit_lab.web.decisions`)."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 from dixit_lab.core.agent import (
     Agent,
@@ -37,6 +37,7 @@ class HumanAgent(Agent):
     """A person's seat: played through the web page of ``dixit-lab play``; replayed from the
     recorded decisions of its results folder."""
 
+    person: ClassVar[bool] = True  # an untrusted seat: its run deals from a secret
     writes_free_text = True  # a person types any clue
 
     def begin_game(self, context: GameContext) -> None:

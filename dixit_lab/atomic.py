@@ -16,8 +16,10 @@ from pathlib import Path
 __all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text", "file_sha256", "named"]
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
-    """Call ``write(temporary_path)``, then rename the temporary file over ``path``."""
+def atomic_write(path: str | Path, write: Callable[[Path], object], mode: int | None = None
+                 ) -> Path:
+    """Call ``write(temporary_path)``, then rename the temporary file over ``path`` (with
+    ``mode``, else the umask's, as ``open`` would make it)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
@@ -28,7 +30,7 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
         write(temporary)
         with open(temporary, "rb+") as stream:
             os.fsync(stream.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())  # as open() would: mkstemp makes 0600
+        os.chmod(temporary, 0o666 & ~_umask() if mode is None else mode)  # mkstemp: 0600
         os.replace(temporary, target)
     except OSError as error:
         temporary.unlink(missing_ok=True)

@@ -51,3 +51,18 @@ def without_sentence_encoder(folder: Path) -> dict[str, str]:
     path = os.pathsep.join(filter(None, [str(folder), str(REPO),
                                          os.environ.get("PYTHONPATH")]))
     return {**os.environ, "PYTHONPATH": path, "DIXIT_LAB_CACHE": str(folder / "cache")}
+
+
+
+class DeafListener(FreeTeller):
+    """Perceives no clue, and says so (``context.cannot_perceive``) for every clue it hears,
+    wherever it runs: an isolated child has an empty environment of its own (docs/security.md),
+    so the engine's way of hiding the sentence encoder does not reach it."""
+
+    def submit(self, view):
+        self.context.cannot_perceive(view.clue)
+        return super().submit(view)
+
+    def vote(self, view):
+        self.context.cannot_perceive(view.clue)
+        return super().vote(view)

@@ -74,15 +74,19 @@ def test_a_clue_no_listener_can_perceive_is_counted_where_results_are_read(tmp_p
 
 
 def test_an_isolated_listener_that_cannot_perceive_a_clue_is_counted_too(tmp_path):
+    """What an isolated child's agent says it cannot perceive reaches the records. (Its
+    environment is its own, empty: the sitecustomize that hides the encoder from the engine
+    does not reach it, so the listener here is deaf by itself.)"""
     env = without_sentence_encoder(tmp_path / "site")
+    deaf = f"{REPO / 'tests' / 'free_text.py'}:DeafListener"
     players = [{"name": "free", "agent": FREE},
-               {"name": "apart", "agent": "literal", "isolation": "process"},
-               {"name": "literal", "agent": "literal"}]
+               {"name": "apart", "agent": deaf, "isolation": "process"},
+               {"name": "near", "agent": deaf}]
     done = _cli(["run", str(_config(tmp_path / "free.json", players, games=3)), "--out",
                  "out", "--quiet"], env, tmp_path)
     assert done.returncode == 0, done.stderr
     agents = pd.read_csv(tmp_path / "out" / "agents.csv").set_index("player")
-    assert agents.loc["apart", "unperceived_clues"] == agents.loc["literal",
+    assert agents.loc["apart", "unperceived_clues"] == agents.loc["near",
                                                                   "unperceived_clues"] > 0
 
 

@@ -51,7 +51,8 @@ def config_data(players: list[dict[str, Any]] | None = None, games: int = 1,
                                {"name": "literal", "agent": "literal"},
                                {"name": "softmax", "agent": "softmax",
                                 "params": {"temperature": 0.05}},
-                               {"name": "slow", "agent": "test-slow"}],
+                               # registered in this process only: seated here, on purpose
+                               {"name": "slow", "agent": "test-slow", "isolation": "none"}],
         "games": games,
         "executor": {"kind": "local"},
     }

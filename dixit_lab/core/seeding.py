@@ -32,6 +32,7 @@ __all__ = [
     "CounterStream",
     "GameSeed",
     "Streams",
+    "deal_seed",
     "first_blocks",
     "game_key",
     "game_keys",
@@ -68,6 +69,28 @@ class Streams:
 def game_seed(experiment_seed: int, game_index: int) -> np.random.SeedSequence:
     """The ``SeedSequence`` of game (deal) ``game_index`` of an experiment."""
     return np.random.SeedSequence(experiment_seed, spawn_key=(game_index,))
+
+
+_DEAL_PERSON = b"dixit_lab.deals"  # BLAKE2b personalisation of the secret deal keys
+SECRET_BYTES = 16                  # a run's deal secret: 128 bits from the OS
+
+
+def deal_seed(experiment_seed: int, deal: int, secret: bytes | None = None
+              ) -> np.random.SeedSequence:
+    """The ``SeedSequence`` of deal ``deal`` of a run. Without ``secret`` (a run whose seats
+    are all trusted) it is :func:`game_seed`: the config's seed alone reproduces the games.
+    With a run's 128-bit secret (:mod:`dixit_lab.run.deal_secret`) the spawn key is the deal and
+    four 32-bit words of a BLAKE2b of (seed, deal) keyed by the secret: a seat that knows
+    the seed and its hand cannot recompute the deal, and a record's words (which replay its
+    game) say nothing of another deal's."""
+    if secret is None:
+        return game_seed(experiment_seed, deal)
+    if len(secret) != SECRET_BYTES:
+        raise ValueError(f"a deal secret is {SECRET_BYTES} bytes, got {len(secret)}")
+    digest = hashlib.blake2b(f"{experiment_seed}:{deal}".encode(), digest_size=16,
+                             key=secret, person=_DEAL_PERSON).digest()
+    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    return np.random.SeedSequence(experiment_seed, spawn_key=(deal, *words))
 
 
 def as_seed_sequence(seed: GameSeed) -> np.random.SeedSequence:

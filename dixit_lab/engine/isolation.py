@@ -1,18 +1,24 @@
-"""Agents you don't trust, each in its own OS process (``isolation: process`` in a config).
+"""Agents you don't trust, in a child (``isolation: process`` or ``sandbox`` in a config).
 
-An :class:`IsolatedAgent` stands at the table for an agent that lives in a child Python
-process started fresh (``python -m dixit_lab.engine.isolation``, never forked: nothing of the
-engine's memory is there to find). The child receives only serialised views and answers in
-JSON, which the parent parses as plain data (never unpickles), so a hostile agent can neither
-read the game nor reach into the engine. The agent's code is never imported in the parent:
-even its spec is checked and made canonical by a child.
+An :class:`IsolatedAgent` stands at the table for an agent that lives in another process:
 
-With ``decision_timeout`` a decision (tell, submit, vote) that runs over is a fault of kind
-``timeout`` and the child is killed (``begin_game`` and ``observe`` get at least a minute, for
-agents that load a model when a game begins); a child that dies is a fault of kind
-``crashed``. Either way the seat's later decisions in that game are faults too (with the
-engine's seeded fallback actions) and a new child starts at the next game. Records are
-byte-identical to the same table without isolation as long as nothing times out or crashes.
+- ``process``: a fresh Python process per seat (``python -I -m dixit_lab.engine.isolation_child``,
+  never forked from the engine), kept for the seat's games, with an empty environment. *Its
+  own process, not a boundary*: it runs as the engine's user and can read what that user can.
+- ``sandbox``: a bubblewrap sandbox per seat (:mod:`dixit_lab.engine.sandbox`) and a fresh game
+  process forked from its pristine template for every game (``trusted_to_forget``: one game
+  process kept for every game).
+
+Either way the child receives only pickled views and answers in JSON, which the engine parses
+as plain data (never unpickles); the agent's code is never imported by the engine's process:
+even its spec is checked, and what the engine must know of it (:class:`~dixit_lab.engine.trust.
+AgentInfo`) told, by a child. Every call (``begin_game``, ``observe``, a decision) and every
+write to the child is bounded by ``decision_timeout`` (30 s by default), and each game by a
+CPU budget (``limits.cpu_seconds``, work between decisions included): a child that is slow,
+stopped, silent, that stops reading or floods becomes a fault (``timeout`` or ``crashed``) and
+is stopped; the seat's later decisions in that game are faults too (with the engine's seeded
+fallback actions) and a new child starts at the next game. Records are byte-identical to the
+same table with the agents in the engine as long as nothing fails.
 """
 
 from __future__ import annotations
@@ -22,26 +28,24 @@ import contextlib
 import json
 import os
 import pickle
-import select
-import struct
 import subprocess
 import sys
 import time
 import weakref
+from pathlib import Path
 from typing import Any
 
 from dixit_lab.core.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
-from dixit_lab.engine.process_life import die_with_parent
+from dixit_lab.engine.channel import Channel, ChannelError
+from dixit_lab.engine.trust import AgentInfo, Isolation, Limits
 
-__all__ = ["IsolatedAgent", "isolated_spec"]
+__all__ = ["IsolatedAgent", "isolated_info", "isolated_spec"]
 
-_HEADER = struct.Struct(">I")
-_MAX_REPLY = 1 << 20        # bytes: a child's answer is a few numbers and a clue
-_START_TIMEOUT = 120.0      # seconds for a child to import its agent and answer "make"
-_HOOK_TIMEOUT = 60.0        # at least this for begin_game and observe (an agent may load a model)
-_MAX_UNPERCEIVED = 16       # clue texts a reply may say its agent could not perceive
-_MAX_CLUE_TEXT = 4096       # characters of each
-_CHILDREN: weakref.WeakSet[_Child] = weakref.WeakSet()
+_START_TIMEOUT = 120.0     # seconds for a child to import its agent and answer "make"
+_CHILDREN: weakref.WeakSet[_ProcessChild] = weakref.WeakSet()
+_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+_MAX_UNPERCEIVED = 16      # clue texts a reply may say its agent could not perceive
+_MAX_CLUE_TEXT = 4096      # characters of each
 
 
 class _ChildGone(Exception):
@@ -50,61 +54,87 @@ class _ChildGone(Exception):
         self.kind = kind
 
 
-class _Child:
-    """One child process and its two pipes."""
+class _Endpoint:
+    """A channel to an agent's process: :meth:`call` sends a command and reads the answer."""
 
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "dixit_lab.engine.isolation"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, cwd=os.getcwd(), env=os.environ.copy())
-        self.owner = os.getpid()  # a forked worker inherits this object, not the child
-        _CHILDREN.add(self)
+    channel: Channel
+    owner: int
 
-    def call(self, command: str, payload: Any, timeout: float | None) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
+    def call(self, command: str, payload: Any, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
         data = pickle.dumps((command, payload), protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            _write_all(self.process.stdin.fileno(), _HEADER.pack(len(data)) + data)
-        except OSError:
-            raise self._died() from None
-        deadline = None if timeout is None else time.monotonic() + timeout
-        header = self._read(_HEADER.size, deadline, timeout)
-        (size,) = _HEADER.unpack(header)
-        if size > _MAX_REPLY:
+            self.channel.send(data, deadline)
+            reply = json.loads(self.channel.receive(deadline))
+        except ChannelError as error:
+            gone = self.gone(error, timeout)  # (asked before stopping: how did it end?)
             self.stop()
-            raise _ChildGone("crashed", f"the agent's process sent a reply of {size} bytes "
-                                        f"(more than {_MAX_REPLY}); it was stopped")
-        reply = json.loads(self._read(size, deadline, timeout))
+            raise gone from None
+        except ValueError:
+            self.stop()
+            raise _ChildGone("crashed", "the agent's process sent a reply that is not "
+                                        "JSON; it was stopped") from None
         if not isinstance(reply, dict):
-            raise _ChildGone("crashed", "the agent's process sent a malformed reply")
+            self.stop()
+            raise _ChildGone("crashed", "the agent's process sent a malformed reply; it was "
+                                        "stopped")
         return reply
 
-    def _read(self, size: int, deadline: float | None, timeout: float | None) -> bytes:
-        stream = self.process.stdout
-        assert stream is not None
-        chunks, remaining = [], size
-        fd = stream.fileno()
-        while remaining:
-            if deadline is not None and not select.select(
-                    [fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                self.stop()
-                raise _ChildGone("timeout", f"no answer within {timeout:g} s "
-                                            f"(decision_timeout); the agent's process was "
-                                            f"stopped")
-            chunk = os.read(fd, remaining)
-            if not chunk:
-                raise self._died()
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+    def gone(self, error: ChannelError, timeout: float) -> _ChildGone:
+        if error.kind == "timeout":
+            return _ChildGone("timeout", f"{error} within {timeout:g} s (decision_timeout); "
+                                         f"the agent's process was stopped")
+        ended = self.how_ended()
+        kind = "timeout" if ended and "CPU budget" in ended else "crashed"
+        return _ChildGone(kind, f"the agent's process {ended or 'closed its end'}"
+                                + ("" if "closed" in str(error) else f": {error}"))
 
-    def _died(self) -> _ChildGone:
+    def how_ended(self) -> str | None:
+        return None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the agent's process has used (None where the kernel bounds it)."""
+        return None
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+
+class _ProcessChild(_Endpoint):
+    """``isolation: process``: one child process and its two pipes."""
+
+    def __init__(self, limits: Limits | None) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-m", "dixit_lab.engine.isolation_child"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, cwd=os.getcwd(), env=dict(_THREADS))
+        self.owner = os.getpid()  # a forked worker inherits this object, not the child
+        _CHILDREN.add(self)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.channel = Channel(self.process.stdout.fileno(), self.process.stdin.fileno())
+        try:
+            self.channel.send(pickle.dumps(limits), time.monotonic() + _START_TIMEOUT)
+        except ChannelError as error:
+            self.stop()
+            raise _ChildGone("crashed", f"the agent's process did not start: {error}") from None
+        self._ticks = os.sysconf("SC_CLK_TCK")
+        self._stat: int | None = None  # /proc/<child>/stat, kept open (a pread a call)
+
+    def how_ended(self) -> str | None:
         try:
             code = self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.stop()
             code = self.process.returncode
-        return _ChildGone("crashed", f"the agent's process exited (code {code})")
+        return f"exited (code {code})"
+
+    def cpu_seconds(self) -> float | None:
+        try:
+            if self._stat is None:
+                self._stat = os.open(f"/proc/{self.process.pid}/stat", os.O_RDONLY)
+            fields = os.pread(self._stat, 1024, 0).rpartition(b")")[2].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / self._ticks  # utime + stime
 
     def stop(self) -> None:
         if self.owner != os.getpid():
@@ -117,12 +147,25 @@ class _Child:
             with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.close()
+        if self._stat is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._stat)
+            self._stat = None
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+class _SandboxChild(_Endpoint):
+    """``isolation: sandbox``: one game process forked in a seat's sandbox."""
+
+    def __init__(self, game: Any) -> None:
+        self.game = game
+        self.channel = game.channel
+        self.owner = game.owner
+
+    def how_ended(self) -> str | None:
+        return self.game.how_ended()
+
+    def stop(self) -> None:
+        self.game.stop()
 
 
 @atexit.register
@@ -131,70 +174,180 @@ def _stop_children() -> None:
         child.stop()
 
 
-_SPECS: dict[str, str] = {}
+# -- the spec, checked by a child -----------------------------------------------------------------
+
+_INFOS: dict[tuple[str, str, tuple[str, ...]], AgentInfo] = {}
 
 
-def isolated_spec(spec: str) -> str:
-    """The canonical spec of an agent, checked by a child process (its code is not imported
-    here). Raises :class:`AgentSpecError` with the child's message."""
-    canonical = _SPECS.get(spec)
-    if canonical is None:
-        child = _Child()
+def _files(spec: str, isolation: Isolation, deck: str | None) -> list[tuple[Path, Path]]:
+    """What a sandbox of this seat may read beyond the runtime: the agent's own files, the
+    player's ``files`` and a deck folder outside the shipped data."""
+    from dixit_lab.engine.sandbox import agent_files, user_binds
+
+    files = [*agent_files(spec), *user_binds(isolation.files)]
+    if deck is not None:
+        from dixit_lab.core.cards import absolute_deck_spec
+
+        where = Path(absolute_deck_spec(deck))
+        if where.exists():
+            files.append((where, where))
+    return files
+
+
+#: sandboxes that checked a spec, kept for the first seat that needs one like it (a sandbox
+#: takes a second or two to start: the runtime's imports)
+_SPARES: dict[tuple[Any, ...], Any] = {}
+
+
+def _sandbox(spec: str, isolation: Isolation, deck: str | None) -> Any:
+    """A sandbox for ``spec``'s seat: a spare one like it, else a new one."""
+    from dixit_lab.engine.sandbox import Sandbox, _preload
+
+    files, preload = _files(spec, isolation, deck), _preload(spec)
+    key = (spec, tuple(files), tuple(preload), isolation.budget, os.getpid())
+    spare = _SPARES.pop(key, None)
+    if spare is not None and spare.alive:
+        return spare
+    sandbox = Sandbox(files, preload, isolation.budget, spec if preload else None)
+    sandbox.spare_key = key
+    return sandbox
+
+
+def _start(spec: str, isolation: Isolation, deck: str | None) -> tuple[_Endpoint, Any]:
+    """A child for ``spec`` (and its sandbox, or None): not yet asked to make the agent."""
+    if isolation.mode == "sandbox":
+        from dixit_lab.engine.sandbox import SandboxError
+
         try:
-            reply = child.call("make", spec, _START_TIMEOUT)
+            sandbox = _sandbox(spec, isolation, deck)
+            return _SandboxChild(sandbox.game()), sandbox
+        except SandboxError as error:
+            raise AgentSpecError(f"agent {spec!r}: {error}") from None
+    return _ProcessChild(isolation.limits), None
+
+
+def _make(child: _Endpoint, spec: str, timeout: float = _START_TIMEOUT) -> AgentInfo:
+    path = list(sys.path) if isinstance(child, _ProcessChild) else None  # (a sandbox's is set)
+    reply = child.call("make", (spec, path), timeout)
+    if "error" in reply:
+        raise AgentSpecError(str(reply["error"][1]))
+    try:
+        return AgentInfo.from_json(reply.get("ok"))
+    except ValueError as error:
+        raise AgentSpecError(f"agent {spec!r}: {error}") from None
+
+
+def isolated_info(spec: str, isolation: Isolation | None = None, deck: str | None = None
+                  ) -> AgentInfo:
+    """What the engine needs to know of an untrusted agent, told by a child (its code is not
+    imported here). Raises :class:`AgentSpecError` with the child's message."""
+    isolation = isolation or Isolation("process")
+    key = (spec, isolation.mode, isolation.files)
+    info = _INFOS.get(key)
+    if info is None:
+        child, sandbox = _start(spec, isolation, deck)
+        try:
+            info = _make(child, spec)
         except _ChildGone as gone:
             raise AgentSpecError(f"agent {spec!r} could not start in its own process: "
                                  f"{gone}") from None
         finally:
             child.stop()
-        if "error" in reply:
-            raise AgentSpecError(str(reply["error"][1]))
-        canonical = _SPECS[spec] = str(reply["ok"])
-    return canonical
+            if sandbox is not None:  # its game is over: the template is pristine still
+                _SPARES.setdefault(sandbox.spare_key, sandbox)
+        _INFOS[key] = _INFOS[(info.spec, *key[1:])] = info  # the canonical spec too
+    return info
 
+
+def isolated_spec(spec: str, isolation: Isolation | None = None) -> str:
+    """The canonical spec of an agent, checked by a child process."""
+    return isolated_info(spec, isolation).spec
+
+
+# -- the engine's side of a seat ------------------------------------------------------------------
 
 class IsolatedAgent(Agent):
-    """The parent's side of an agent in its own process (see the module docstring)."""
+    """The engine's side of an agent in a child (see the module docstring)."""
 
     name = "isolated"
 
-    def __init__(self, spec: str, decision_timeout: float | None = None) -> None:
-        self.spec = isolated_spec(spec)
-        self.decision_timeout = decision_timeout
-        self._child: _Child | None = None
-        self._stopped: str | None = None  # why this game's child is gone
-        self._finalizer: weakref.finalize | None = None
+    def __init__(self, spec: str, isolation: Isolation | None = None, deck: str | None = None,
+                 *, decision_timeout: float | None = None) -> None:
+        if isolation is None:
+            isolation = Isolation("process", timeout=decision_timeout)
+        self.isolation, self.deck_spec = isolation, deck
+        self.info = isolated_info(spec, isolation, deck)
+        self.spec = self.info.spec
+        self._written = spec
+        self._child: _Endpoint | None = None
+        self._sandbox: Any = None
+        self._decks: set[str] = set()        # the decks the current child holds
+        self._stopped: str | None = None     # why this game's child is gone
+        self._cpu_at_begin: float | None = None
+        self._games = 0
+        self._finalizer = weakref.finalize(self, IsolatedAgent._release, [None, None])
         self._context: GameContext | None = None
 
-    def _start(self) -> _Child:
-        child = _Child()
-        try:
-            reply = child.call("make", self.spec, _START_TIMEOUT)
-        except _ChildGone as gone:
-            child.stop()
-            raise AgentFailure("crashed", f"the agent's process did not start: {gone}") from None
-        if "error" in reply:
+    @staticmethod
+    def _release(held: list[Any]) -> None:
+        for thing in held:
+            if thing is not None:
+                thing.stop()
+
+    # -- children --------------------------------------------------------------------------
+
+    def _fresh(self, context: GameContext) -> _Endpoint:
+        """A child that has made the agent: a process, or a game process forked in the
+        sandbox (which holds the context's deck first, and has let a built-in agent fill its
+        caches for the table, so that the game process does too)."""
+        if self.isolation.mode == "sandbox":
+            from dixit_lab.engine.sandbox import SandboxError
+
+            try:
+                if self._sandbox is None or not self._sandbox.alive:
+                    self._sandbox = _sandbox(self._written, self.isolation, self.deck_spec)
+                self._sandbox.add_deck(context.deck.fingerprint, context.deck)
+                self._sandbox.warm(context.deck.fingerprint, context.n_players, context.rules,
+                                   context.agents)
+                child: _Endpoint = _SandboxChild(self._sandbox.game())
+            except SandboxError as error:
+                raise AgentFailure("crashed", str(error)) from None
+            self._decks = set(self._sandbox.decks)
+        else:
+            try:
+                child = _ProcessChild(self.isolation.limits)
+            except _ChildGone as gone:
+                raise AgentFailure("crashed", str(gone)) from None
+            self._decks = set()
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, IsolatedAgent._release,
+                                           [child, self._sandbox])
+        try:  # a sandbox's game process makes its agent each game: a call's deadline
+            _make(child, self._written, self.isolation.call_timeout if self._sandbox is not None
+                  else _START_TIMEOUT)
+        except (_ChildGone, AgentSpecError) as error:
             child.stop()
             raise AgentFailure("crashed", f"the agent's process could not make the agent: "
-                                          f"{reply['error'][1]}")
-        self._finalizer = weakref.finalize(self, child.stop)
+                                          f"{error}") from None
         return child
 
+    def _end_game(self) -> None:
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
+
     def _call(self, command: str, payload: Any) -> Any:
-        timeout = self.decision_timeout
-        if timeout is not None and command in ("begin", "observe"):
-            timeout = max(timeout, _HOOK_TIMEOUT)
         if self._stopped is not None:
             raise AgentFailure(self._stopped, "the agent's process was stopped earlier in "
                                               "this game")
-        if self._child is not None and self._child.owner != os.getpid():
-            self._child = None  # inherited through a fork: start our own
-        if self._child is None:
-            self._child = self._start()
+        child = self._child
+        if child is None or child.owner != os.getpid():
+            raise AgentFailure("crashed", "the agent's process is not running")
         try:
-            reply = self._child.call(command, payload, timeout)
+            reply = child.call(command, payload, self.isolation.call_timeout)
+            self._check_cpu(child)
         except _ChildGone as gone:
-            self._child.stop()
+            child.stop()
             self._child, self._stopped = None, gone.kind
             raise AgentFailure(gone.kind, str(gone)) from None
         self._heard(reply.get("unperceived"))
@@ -206,6 +359,19 @@ class IsolatedAgent(Agent):
             return Clue(card, text)
         return reply["ok"] if "ok" in reply else _Raw(str(reply.get("illegal", "?")))
 
+    def _check_cpu(self, child: _Endpoint) -> None:
+        """``isolation: process``: the game's CPU budget, measured from outside (a sandbox's
+        kernel limit stops its game process by itself)."""
+        if self._cpu_at_begin is None:
+            return
+        used = child.cpu_seconds()
+        budget = self.isolation.budget.cpu_seconds
+        if used is not None and used - self._cpu_at_begin > budget:
+            child.stop()
+            raise _ChildGone("timeout", f"the agent's process used {used - self._cpu_at_begin:.1f}"
+                                        f" s of CPU in this game, over its CPU budget of "
+                                        f"{budget:g} s (limits.cpu_seconds); it was stopped")
+
     def _heard(self, texts: Any) -> None:
         """Pass on the clues the child's agent said it cannot perceive (plain strings, a few
         at a time: anything else is ignored) to this game's context."""
@@ -214,12 +380,30 @@ class IsolatedAgent(Agent):
                 if isinstance(text, str) and len(text) <= _MAX_CLUE_TEXT:
                     self._context.cannot_perceive(text)
 
-    # -- the agent API ----------------------------------------------------------------------
+    # -- the agent API -----------------------------------------------------------------------
 
     def begin_game(self, context: GameContext) -> None:
         self._stopped = None  # a new game: a child that died is started again
         self._context = context
-        self._call("begin", context.to_state())
+        self._games += 1
+        fresh_each_game = self.isolation.mode == "sandbox" and not self.isolation.forgets
+        if self._child is not None and (fresh_each_game or self._child.owner != os.getpid()):
+            if self._child.owner == os.getpid():
+                self._child.stop()
+            self._child = None  # (one inherited through a fork belongs to another process)
+        if self._child is None:
+            try:
+                self._child = self._fresh(context)
+            except AgentFailure as failure:
+                self._stopped = failure.kind
+                raise
+        key = context.deck.fingerprint
+        if key not in self._decks:  # a process's first game on this deck
+            self._call("deck", (key, context.deck))
+            self._decks.add(key)
+        self._cpu_at_begin = self._child.cpu_seconds() if self._child is not None else None
+        state = context.to_state()
+        self._call("begin", (*state[:3], key, *state[4:]))
 
     def tell(self, view: Any) -> Any:
         return self._call("tell", view)
@@ -235,9 +419,10 @@ class IsolatedAgent(Agent):
             self._call("observe", result)
 
     def close(self) -> None:
-        if self._child is not None:
-            self._child.stop()
-            self._child = None
+        self._end_game()
+        if self._sandbox is not None:
+            self._sandbox.stop()
+            self._sandbox = None
 
 
 class _Raw:
@@ -248,74 +433,3 @@ class _Raw:
 
     def __repr__(self) -> str:
         return self.text
-
-
-# -- the child's side ------------------------------------------------------------------------
-
-
-def _encode(value: Any) -> dict[str, Any]:
-    if isinstance(value, Clue):
-        try:
-            return {"clue": json.loads(json.dumps([value.card, value.text], default=_plain))}
-        except (TypeError, ValueError):
-            return {"illegal": repr(value)}
-    try:
-        return {"ok": json.loads(json.dumps(value, default=_plain))}
-    except (TypeError, ValueError):
-        return {"illegal": repr(value)}
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return value.item()
-    if isinstance(value, tuple | list):
-        return [_plain(item) for item in value]
-    raise TypeError(f"not plain data: {value!r}")
-
-
-def _serve() -> None:
-    """The child's loop: read (command, payload) frames, answer in JSON."""
-    from dixit_lab.core.agent import make_agent
-
-    die_with_parent()
-    read = sys.stdin.buffer
-    write = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)  # the agent's prints go to stderr, not into the protocol
-    sys.stdout = sys.stderr
-    agent: Agent | None = None
-    context: GameContext | None = None
-    told: set[str] = set()  # the clues this game's context already said it cannot perceive
-    while True:
-        header = read.read(_HEADER.size)
-        if len(header) < _HEADER.size:
-            return  # the parent is gone
-        (size,) = _HEADER.unpack(header)
-        command, payload = pickle.loads(read.read(size))
-        try:
-            if command == "make":
-                agent = make_agent(payload)
-                reply: dict[str, Any] = {"ok": agent.spec}
-            elif agent is None:
-                raise RuntimeError("no agent")
-            elif command == "begin":
-                context, told = GameContext.from_state(payload), set()
-                agent.begin_game(context)
-                reply = {"ok": None}
-            elif command == "observe":
-                agent.observe(payload)
-                reply = {"ok": None}
-            else:
-                reply = _encode(getattr(agent, command)(payload))
-        except Exception as error:
-            reply = {"error": [type(error).__name__, str(error)]}
-        if context is not None:  # what the agent said it cannot perceive, once each
-            new = sorted(context.unperceived_clues() - told)
-            if new:
-                told.update(new)
-                reply["unperceived"] = new
-        data = json.dumps(reply).encode()
-        write.write(_HEADER.pack(len(data)) + data)
-
-
-if __name__ == "__main__":
-    _serve()

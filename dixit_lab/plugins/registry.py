@@ -63,6 +63,15 @@ class Registry(Generic[T]):
 
         return decorate
 
+    def origin(self, name: str) -> str | None:
+        """The module of ``name``'s class, without importing it (a registered class's module,
+        else its entry point's); None for an unknown name."""
+        cls = self._classes.get(name)
+        if cls is not None:
+            return cls.__module__
+        entry = self._entry_points().get(name)
+        return entry.value.split(":")[0] if entry is not None else None
+
     def names(self) -> list[str]:
         """Every known name, without importing any class."""
         return sorted(set(self._classes) | set(self._entry_points()))

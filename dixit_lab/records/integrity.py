@@ -7,6 +7,7 @@ Every problem is a :class:`~dixit_lab.run.experiment.ConfigError` naming the fil
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -40,11 +41,14 @@ class FolderLock:
     """An exclusive lock on a results folder for one run (a POSIX lock, ``fcntl.lockf``, on
     ``.lock``: the system releases it when the process dies, so a killed run leaves no stale
     lock, and forked workers do not inherit it). A second run into the same folder gets a
-    one-line :class:`ConfigError`."""
+    one-line :class:`ConfigError`. While the lock is held the folder is mode 0700 (only the
+    engine's user may read what is being written: the games, the deal secret, a model's
+    exchanges); its mode is restored when the run ends."""
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / LOCK_NAME
         self._fd: int | None = None
+        self._mode: int | None = None
 
     def __enter__(self) -> FolderLock:
         import fcntl
@@ -73,12 +77,18 @@ class FolderLock:
             os.close(fd)
             raise OSError(error.errno, error.strerror, str(self.path)) from None
         self._fd = fd
+        folder = self.path.parent
+        self._mode = folder.stat().st_mode & 0o7777
+        folder.chmod(0o700)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         if self._fd is None:
             return
+        if self._mode is not None:
+            with contextlib.suppress(OSError):
+                self.path.parent.chmod(self._mode)
         self.path.unlink(missing_ok=True)  # still held: no other run has it
         os.close(self._fd)
         self._fd = None
@@ -90,9 +100,10 @@ def _meta_tail(spec: GameSpec, names: tuple[str, ...]) -> str:
 
 
 def check_saved_line(line: str, path: Path, number: int, specs: Sequence[GameSpec],
-                     names: tuple[str, ...], seed: int) -> int:
+                     names: tuple[str, ...], seed: int, secret: bytes | None = None) -> int:
     """The game index of a saved record line, after checking that it is a whole record of
-    this experiment's game of that index: its seed, its deal and its players."""
+    this experiment's game of that index: its seed (and the run's deal ``secret``), its deal
+    and its players."""
     where = f"{path}, line {number}"
     try:
         index = game_index(line)
@@ -107,7 +118,10 @@ def check_saved_line(line: str, path: Path, number: int, specs: Sequence[GameSpe
         raise ConfigError(f"{where}: game {index} is truncated or was played with other "
                           f"players or deals than this experiment's; delete the file to "
                           f"replay those games")
-    if not line.startswith(f'{{"seed":{seed},"spawn_key":[{spec.deal}],'):
+    from dixit_lab.core.seeding import deal_seed
+
+    spawn_key = ",".join(str(k) for k in deal_seed(seed, spec.deal, secret).spawn_key)
+    if not line.startswith(f'{{"seed":{seed},"spawn_key":[{spawn_key}],'):
         raise ConfigError(f"{where}: game {index} was played with another seed than this "
                           f"experiment's ({seed}); delete the file to replay those games")
     return index

@@ -34,6 +34,17 @@ def _seed(folder: Path) -> int:
         return 0
 
 
+def _untrusted_specs(folder: Path) -> frozenset[str]:
+    """The specs config.yaml says untrusted seats played (never built here)."""
+    try:
+        header = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8")) or {}
+        players = header.get("experiment", {}).get("players") or []
+        return frozenset(str(p.get("spec")) for p in players
+                         if isinstance(p, dict) and p.get("isolation", "none") != "none")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return frozenset()
+
+
 def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -> GameStats:
     """The sums of every game of ``games_path`` (refusing a file that is not whole and
     consistent), writing the ``rounds.parquet`` dataset on the way."""
@@ -52,7 +63,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     stats = GameStats()
-    cache = PredictionCache()
+    cache = PredictionCache(_untrusted_specs(folder))
     try:
         with progress(desc="tables", unit="game", disable_all=not show_progress) as bar:
             for batch in file_batches(games_path, check=True):

@@ -83,7 +83,7 @@ def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path,
     from dixit_lab.run.tournament import play_chunk_columns
 
     results, batch = play_chunk_columns(setup, chunk)
-    save_part(parts, results, records, batch)
+    save_part(parts, results, records, batch, setup.untrusted_specs)
     return [(index, None) for index, _ in results]
 
 
@@ -188,7 +188,8 @@ class ProcessExecutor(LocalExecutor):
         if parts is not None:
             from dixit_lab.run.parts import summarise_lines
 
-            summarise_lines([line for _, line in warm], [index for index, _ in warm], None)
+            summarise_lines([line for _, line in warm], [index for index, _ in warm], None,
+                            untrusted=setup.untrusted_specs)
         # workers die with this process (even under SIGKILL) and leave signals to it
         pool_executor = ProcessPoolExecutor(max_workers=count, initializer=pool_worker_setup)
         with pool_executor as pool, _stopped_on_exit(pool):

@@ -28,6 +28,7 @@ from pydantic import (
 from dixit_lab.core.agent import AgentSpecError, get_agent_class, make_agent
 from dixit_lab.core.cards import DeckError, load_deck
 from dixit_lab.core.rules import RuleSet, get_rules
+from dixit_lab.engine.trust import Isolation, Limits
 from dixit_lab.errors import ConfigError, install_hint
 from dixit_lab.plugins.spec import format_spec, parse_spec
 from dixit_lab.run.config_yaml import load_yaml
@@ -66,6 +67,15 @@ def _one_line(value: str | None) -> str | None:
     return value
 
 
+class LimitsConfig(_Strict):
+    """``limits:`` of an untrusted player (see :class:`~dixit_lab.engine.trust.Limits`)."""
+
+    memory_mb: int = Field(default=Limits.memory_mb, ge=64)
+    processes: int = Field(default=Limits.processes, ge=0, le=4096)
+    file_mb: int = Field(default=Limits.file_mb, ge=0)
+    cpu_seconds: float = Field(default=Limits.cpu_seconds, gt=0)
+
+
 class PlayerEntry(_Strict):
     """One player of the pool: a ``name`` for tables and ratings, an agent spec, and how many
     seats it fills (``count``; e.g. four identical listeners)."""
@@ -74,12 +84,23 @@ class PlayerEntry(_Strict):
     agent: str
     params: dict[str, Any] = Field(default_factory=dict)
     count: int = Field(default=1, ge=1, le=MAX_SEATS)
-    #: ``process``: the agent lives in its own OS process and sees only serialised views (for
-    #: agents you don't trust); ``none``: in the worker's process (the default, faster).
-    isolation: Literal["none", "process"] = "none"
-    #: seconds an isolated agent may take for one call; over it, the call is a fault of kind
-    #: ``timeout`` and the seat plays seeded fallbacks for the rest of that game
+    #: ``sandbox``: the agent lives behind a real boundary (its own namespaces, read-only
+    #: runtime, another uid, limits; a fresh process each game: docs/security.md);
+    #: ``process``: in its own OS process, which is not a boundary; ``none``: in the engine's
+    #: process (the default, fastest: for agents you trust)
+    isolation: Literal["none", "process", "sandbox"] = "none"
+    #: seconds an untrusted agent may take for one call (a decision, begin_game, observe;
+    #: 30 by default); over it, the call is a fault of kind ``timeout`` and the seat plays
+    #: seeded fallbacks for the rest of that game
     decision_timeout: float | None = Field(default=None, gt=0)
+    #: what an untrusted agent's process may use in a game (memory, processes, file size,
+    #: CPU seconds); enforced by the kernel in a sandbox
+    limits: LimitsConfig | None = None
+    #: a sandboxed agent the user trusts to forget: one process for every game of a worker
+    #: (faster; without it, each game gets a fresh process)
+    trusted_to_forget: bool = False
+    #: more files or folders a sandboxed agent may read (its weights, its data)
+    files: list[str] = Field(default_factory=list)
 
     @field_validator("name", "agent")
     @classmethod
@@ -87,26 +108,36 @@ class PlayerEntry(_Strict):
         return _one_line(value)
 
     @model_validator(mode="after")
-    def _timeout_needs_isolation(self) -> PlayerEntry:
-        if self.decision_timeout is not None and self.isolation != "process":
-            raise ValueError("decision_timeout needs isolation: process (an agent in the "
-                             "worker's own process cannot be stopped safely)")
+    def _options_need_isolation(self) -> PlayerEntry:
+        if self.isolation == "none":
+            for name in ("decision_timeout", "limits"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name} needs isolation: sandbox or process (an agent "
+                                     f"in the engine's own process cannot be bounded)")
+        if self.isolation != "sandbox":
+            if self.trusted_to_forget:
+                raise ValueError("trusted_to_forget needs isolation: sandbox")
+            if self.files:
+                raise ValueError("files needs isolation: sandbox (other agents read what "
+                                 "they like)")
         return self
+
+    def seat_isolation(self) -> Isolation:
+        """How this player's seats are run (:class:`~dixit_lab.engine.trust.Isolation`)."""
+        limits = Limits(**self.limits.model_dump()) if self.limits else None
+        return Isolation(self.isolation, self.decision_timeout, limits,
+                         self.trusted_to_forget, tuple(self.files))
 
     def spec(self) -> str:
         """The canonical agent spec, with ``params`` merged over the spec string's. An
-        isolated agent's spec is checked in a child process: its code never runs here."""
+        untrusted agent's spec is checked in a child process: its code never runs here."""
         base, inline = parse_spec(self.agent)
         written = format_spec(base, {**inline, **self.params})
-        if self.isolation == "process":
+        if self.isolation != "none":
             from dixit_lab.engine.isolation import isolated_spec
 
-            return isolated_spec(written)
+            return isolated_spec(written, self.seat_isolation())
         return make_agent(written).spec
-
-    def isolation_timeout(self) -> tuple[bool, float | None]:
-        """(isolated, decision timeout) of this player's seats."""
-        return self.isolation == "process", self.decision_timeout
 
     def display_name(self) -> str:
         return self.name or self.spec()
@@ -210,6 +241,10 @@ class ExperimentConfig(_Strict):
     #: Lines, about a seventh of the bytes) or the plain ``games.jsonl``
     records: Literal["jsonl.zst", "jsonl"] = "jsonl.zst"
     out: str | None = None
+    #: the deals' secret (32 hex digits), pinned: a competition published later reproduces
+    #: from it. Without it, a run with an untrusted seat draws a secret from the OS and keeps
+    #: it in its results folder (docs/security.md)
+    deal_secret: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{32}$")
     sweep: dict[str, list[Any]] | None = None
     tune: TuneConfig | None = None
     #: what the model seats of the run may spend together (docs/vlm.md, Budgets)
@@ -279,9 +314,9 @@ class ExperimentConfig(_Strict):
         return tuple(p.name or f"player {index + 1}" for index, p in enumerate(self.players)
                      for _ in range(p.count))
 
-    def isolation(self) -> tuple[tuple[bool, float | None], ...]:
-        """(isolated, decision timeout) of every seat of the pool, as :meth:`seats`."""
-        return tuple(p.isolation_timeout() for p in self.players for _ in range(p.count))
+    def isolation(self) -> tuple[Isolation, ...]:
+        """How every seat of the pool is run, as :meth:`seats`."""
+        return tuple(p.seat_isolation() for p in self.players for _ in range(p.count))
 
     @property
     def table_size(self) -> int:
@@ -298,14 +333,23 @@ class ExperimentConfig(_Strict):
     def resolved(self) -> dict[str, Any]:
         """The config with every default filled in and agent specs canonical."""
         data = self.model_dump(mode="json")
+        data.pop("deal_secret")  # never written out: the results folder keeps it apart
         for entry, player in zip(data["players"], self.players, strict=True):
             entry["spec"] = player.spec()
             entry["name"] = player.display_name()
+            for option, default in _LATER_PLAYER_OPTIONS.items():
+                if entry.get(option) == default:
+                    del entry[option]  # config.yaml as before the option existed
         data["rules"]["resolved"] = self.rule_set().options()
         for key, default in _QUIET_DEFAULTS.items():
             if data.get(key) == default:
                 del data[key]
         return data
+
+
+#: player options added since results folders were first written, left out of config.yaml at
+#: their defaults (a folder written before them still resumes)
+_LATER_PLAYER_OPTIONS: dict[str, Any] = {"limits": None, "trusted_to_forget": False, "files": []}
 
 
 def _format_location(location: tuple[Any, ...]) -> str:
@@ -404,11 +448,11 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
             raise ConfigError(f"{source}: engine: {error}") from None
     _check_free_text(config, source)
     if not deck.has_images:
+        from dixit_lab.engine.seats import seat_info
+
         for index, player in enumerate(config.players):
-            if player.isolation == "process":
-                continue  # its code is never imported here
-            needs = getattr(make_agent(player.spec()), "needs_card_images", None)
-            if callable(needs) and needs():
+            info = seat_info(player.spec(), player.seat_isolation(), config.deck)
+            if info.needs_card_images:
                 raise ConfigError(f"{source}: players.{index}.agent: {player.spec()} "
                                   f"perceives card images, but deck {config.deck!r} has "
                                   f"none; use an image deck such as 'dreams'")
@@ -418,13 +462,28 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
 _SOURCE_EXTRAS = {"human": "web", "vlm": "vlm", "llm": "vlm"}
 
 
+def _own_agent(agent: str) -> bool:
+    """Whether ``agent`` names one of this project's built-in agents: code the engine trusts,
+    which it may build to check it even for an untrusted seat (never an outside agent's)."""
+    from dixit_lab.core.agent import AGENTS
+    from dixit_lab.plugins.imports import is_import_string
+
+    name = parse_spec(agent)[0]
+    if is_import_string(name):
+        return False
+    origin = AGENTS.origin(name) or ""
+    return origin.split(".")[0] in ("dixit_lab", "dixit_lab_agents")
+
+
 def _check_free_text(config: ExperimentConfig, source: str) -> None:
     """Refuse a config in which players who write free text (people, model agents) sit with
     players who could not perceive it here (their embedder's text model is not installed),
-    naming both and the extra to install. Isolated players are not imported here: what they
-    cannot perceive is counted when the games are played, as for any custom agent."""
+    naming both and the extra to install. Untrusted players (``process``, ``sandbox``) are
+    built here only when they are the project's own agents (a ``dixit-lab play`` table seats
+    the built-ins in sandboxes): an outside agent's code is never imported here, and what it
+    cannot perceive is counted when the games are played."""
     present = [index for index, player in enumerate(config.players)
-               if player.isolation != "process"]
+               if player.isolation == "none" or _own_agent(player.agent)]
     writers = [i for i in present
                if get_agent_class(parse_spec(config.players[i].agent)[0]).writes_free_text]
     if not writers:

@@ -36,15 +36,17 @@ _CACHE: dict[str, object] = {}
 
 
 def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: Path | None,
-                    batch: GameBatch | None = None) -> GameStats:
+                    batch: GameBatch | None = None, untrusted: frozenset[str] = frozenset()
+                    ) -> GameStats:
     """The sums of some record lines (games ``indices``, in order) and, with
     ``rounds_path``, their rows of the round table written there; ``batch``: the same games
-    in columns already (the batched engine's), so that the lines need not be parsed."""
+    in columns already (the batched engine's), so that the lines need not be parsed;
+    ``untrusted``: the specs of untrusted seats, whose agents are never built here."""
     from dixit_lab.records.batches import batches_of_lines
     from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
     from dixit_lab.stats.round_table import write_round_table
 
-    cache = _CACHE.setdefault("predictions", PredictionCache())
+    cache = _CACHE.setdefault(f"predictions {sorted(untrusted)}", PredictionCache(untrusted))
     stats = GameStats()
     batches = [batch] if batch is not None else list(batches_of_lines(
         [line.encode() + b"\n" for line in lines], np.asarray(indices, dtype=np.int64)))
@@ -56,13 +58,14 @@ def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: P
 
 
 def save_part(parts: Path, results: Sequence[tuple[int, str]], records: str,
-              batch: GameBatch | None = None) -> None:
+              batch: GameBatch | None = None, untrusted: frozenset[str] = frozenset()) -> None:
     """Write a finished chunk's three files (the records last); ``batch``: its games in
     columns, when the engine gave them."""
     indices = [index for index, _ in results]
     lines = [line for _, line in results]
     stem = part_stem(indices[0], indices[-1])
-    stats = summarise_lines(lines, indices, parts / f"rounds-{stem}.parquet", batch)
+    stats = summarise_lines(lines, indices, parts / f"rounds-{stem}.parquet", batch,
+                            untrusted)
     atomic_write_text(parts / f"stats-{stem}.json", json.dumps(stats.to_json()))
     text = "".join(f"{line}\n" for line in lines).encode()
     if records.endswith(".zst"):
@@ -79,7 +82,8 @@ def _record_parts(parts: Path) -> list[tuple[int, int, Path]]:
     return sorted(found)
 
 
-def _part_stats(path: Path, stem: str, parts: Path, trusted: bool) -> GameStats:
+def _part_stats(path: Path, stem: str, parts: Path, trusted: bool,
+                untrusted_specs: frozenset[str] = frozenset()) -> GameStats:
     """A part's sums: read when this run wrote them, else (a part left by an interrupted
     run, which anything may have touched since) recomputed from its records, which were
     checked line by line when the run resumed."""
@@ -96,16 +100,18 @@ def _part_stats(path: Path, stem: str, parts: Path, trusted: bool) -> GameStats:
     with open_text(path) as handle:
         lines = [line.rstrip("\n") for line in handle if line.strip()]
     return summarise_lines(lines, [game_index(line) for line in lines],
-                           parts / f"rounds-{stem}.parquet")
+                           parts / f"rounds-{stem}.parquet", untrusted=untrusted_specs)
 
 
 def merge_parts(folder: Path, expected: int, records: str,
-                trusted: set[int] | frozenset[int] = frozenset()) -> GameStats | None:
+                trusted: set[int] | frozenset[int] = frozenset(),
+                untrusted_specs: frozenset[str] = frozenset()) -> GameStats | None:
     """Turn ``folder/parts`` into the games file (format ``records``) and the round-table
     dataset, and return the games' sums; None when the parts do not tile the games
     0..expected-1 exactly (the caller then merges line by line and rebuilds the tables).
     ``trusted``: the first games of the parts this run wrote (their sums are read; the
-    others' are recomputed from their records)."""
+    others' are recomputed from their records); ``untrusted_specs``: the specs of untrusted
+    seats, never built to ask their predictions."""
     parts = folder / "parts"
     found = _record_parts(parts)
     target = folder / records_name(records)
@@ -121,7 +127,8 @@ def merge_parts(folder: Path, expected: int, records: str,
         return None
     total = GameStats()
     for first, last, path in found:
-        stats = _part_stats(path, part_stem(first, last), parts, first in trusted)
+        stats = _part_stats(path, part_stem(first, last), parts, first in trusted,
+                            untrusted_specs)
         if stats.games != last - first + 1:
             return None  # a resumed chunk of scattered games: merge line by line
         total.add(stats)

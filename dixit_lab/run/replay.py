@@ -74,7 +74,10 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
         raise ConfigError(f"{games_path}: {n} games, but the experiment has {expected}"
                           + (f": {missing} missing (an unfinished run? dixit-lab run "
                              f"resumes it)" if n < expected else "; the file was edited"))
-    setup = dataclasses.replace(table_setup(config), rules=played.rules, specs=played.specs)
+    from dixit_lab.run.deal_secret import folder_secret
+
+    setup = dataclasses.replace(table_setup(config, folder_secret(folder)), rules=played.rules,
+                                specs=played.specs)
     compared = 0
     from dixit_lab.web.decisions import recorded_decisions  # people's seats (dixit-lab play)
 

@@ -36,6 +36,7 @@ from dixit_lab.records.files import (
 from dixit_lab.records.format import game_index
 from dixit_lab.records.integrity import FolderLock, check_saved_line
 from dixit_lab.records.manifest import MANIFEST_NAME, remove_manifest, write_manifest
+from dixit_lab.run.deal_secret import run_secret
 from dixit_lab.run.executors import chunked, get_executor, run_chunks
 from dixit_lab.run.experiment import (
     ConfigError,
@@ -90,7 +91,11 @@ def model_shares(folder: Path, config: ExperimentConfig) -> list[tuple[str, int,
         return []
     table = pd.read_csv(path).set_index("player")
     out = []
+    untrusted = {spec for (_, spec), isolation in zip(config.seats(), config.isolation(),
+                                                      strict=True) if isolation.untrusted}
     for name, spec in dict(config.seats()).items():
+        if spec in untrusted:  # never built here (a model agent is trusted code, seated so)
+            continue
         if has_remote_agents((spec,)) and name in table.index:
             row = table.loc[name]
             out.append((str(name), int(row["decisions"]), float(row["own_decision_share"])))
@@ -140,9 +145,7 @@ def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
     share = -(-config.games // (4 * max(workers, 1)))
     if setup.batched():
         return max(100, min(5000, share))
-    from dixit_lab.vlm.driver import has_remote_agents
-
-    if any(isolated for isolated, _ in setup.isolation) or has_remote_agents(setup.specs):
+    if setup.untrusted or setup.remote():
         return 25
     return max(25, min(250, share))
 
@@ -158,7 +161,10 @@ def _check_budget_executor(config: ExperimentConfig, kind: str) -> None:
         return
     from dixit_lab.vlm.driver import has_budgets
 
-    if config.model_budget or has_budgets(tuple(spec for _, spec in config.seats())):
+    trusted = tuple(spec for (_, spec), isolation in zip(config.seats(), config.isolation(),
+                                                          strict=True)
+                    if not isolation.untrusted)  # an untrusted agent is never built here
+    if config.model_budget or has_budgets(trusted):
         raise ConfigError(f"{config.name}: model budgets (model_budget, max_tokens_total, "
                           f"max_cost_usd) are kept by one process: use executor: local "
                           f"(model games are played concurrently in it anyway)")
@@ -215,9 +221,11 @@ def _lines(path: Path, check: _LineCheck | None = None) -> Iterator[tuple[int, s
 _LineCheck = Callable[[str, Path, int], int]
 
 
-def _line_check(config: ExperimentConfig, specs: Sequence[GameSpec]) -> _LineCheck:
+def _line_check(config: ExperimentConfig, specs: Sequence[GameSpec], secret: bytes | None
+                ) -> _LineCheck:
     names = tuple(name for name, _ in config.seats())
-    return partial(check_saved_line, specs=specs, names=names, seed=config.seed)
+    return partial(check_saved_line, specs=specs, names=names, seed=config.seed,
+                   secret=secret)
 
 
 def _done_indices(folder: Path, check: _LineCheck) -> set[int]:
@@ -325,11 +333,13 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
 
     specs = game_specs(config)
     _check_budget_executor(config, kind)
-    done = _done_indices(folder, _line_check(config, specs))
+    secret = run_secret(config, folder)  # untrusted seats: deals no seat can recompute
+    done = _done_indices(folder, _line_check(config, specs, secret))
     missing: Sequence[GameSpec] = specs if not done else [
         spec for spec in specs if spec.index not in done]
     saved = len(done)  # games saved: the resumed ones, then each chunk's
     del done
+    setup = table_setup(config, secret)
     parts = folder / "parts"
     start = time.perf_counter()
     played = 0
@@ -347,7 +357,8 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                 for results in run_chunks(setup, chunks, kind, count or None, address,
                                           parts=parts, records=records):
                     if results[0][1] is not None:  # not written by the worker itself
-                        save_part(parts, results, records)  # type: ignore[arg-type]
+                        save_part(parts, results, records,  # type: ignore[arg-type]
+                                  untrusted=setup.untrusted_specs)
                     saved += len(results)
                     written.add(results[0][0])
                     played += len(results)
@@ -364,7 +375,8 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     if missing or parts.is_dir():
         remove_manifest(folder)  # the games file is rewritten: its manifest follows it
         with stage("merging the parts", show_progress):
-            stats = merge_parts(folder, len(specs), config.records, written)
+            stats = merge_parts(folder, len(specs), config.records, written,
+                                setup.untrusted_specs)
             if stats is None:  # parts of scattered games, or a games file already there
                 _merge(folder, len(specs), config.records)
     games_file = find_records(folder)

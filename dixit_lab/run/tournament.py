@@ -16,9 +16,10 @@ import numpy as np
 from dixit_lab.core.agent import Agent, make_agent
 from dixit_lab.core.cards import load_deck
 from dixit_lab.core.rules import RuleSet
-from dixit_lab.core.seeding import game_seed
+from dixit_lab.core.seeding import deal_seed
 from dixit_lab.engine.game import play_game
-from dixit_lab.engine.seats import GameFailed, make_seat_agent
+from dixit_lab.engine.seats import GameFailed, make_seat_agent, seat_info
+from dixit_lab.engine.trust import TRUSTED, Isolation
 from dixit_lab.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ _SCHEDULE_STREAM = 0x5C4ED  # spawn key of the stream that samples tables (apart
 @dataclass(frozen=True)
 class GameSpec:
     """One game of a tournament: its index, the pool seats at each table seat, and the index
-    of the deal (its ``SeedSequence`` is ``game_seed(experiment seed, deal)``)."""
+    of the deal (its ``SeedSequence`` is ``TableSetup.game_seed(deal)``)."""
 
     index: int
     seats: tuple[int, ...]
@@ -65,8 +66,10 @@ class TableSetup:
     engine: str = "auto"     # auto | reference | batched | compiled
     #: the games of the run (``engine: auto`` plays a long run on the compiled kernel)
     games: int = 0
-    #: by pool seat: (in its own process?, decision timeout); empty: none isolated
-    isolation: tuple[tuple[bool, float | None], ...] = ()
+    #: how each pool seat is run (:class:`~dixit_lab.engine.trust.Isolation`); empty: all trusted
+    isolation: tuple[Isolation, ...] = ()
+    #: the run's deal secret (:mod:`dixit_lab.run.deal_secret`); None: deals from the seed alone
+    secret: bytes | None = None
     #: by pool seat: the name the other agents know it by (never its spec); empty: ``player
     #: <k>``, its pool seat counted from 1
     public: tuple[str, ...] = ()
@@ -75,8 +78,28 @@ class TableSetup:
     def key(self) -> tuple[Any, ...]:
         return (self.rules, self.deck, self.specs, self.on_illegal, self.isolation)
 
-    def isolated(self, seat: int) -> tuple[bool, float | None]:
-        return self.isolation[seat] if self.isolation else (False, None)
+    def seat_isolation(self, seat: int) -> Isolation:
+        return self.isolation[seat] if self.isolation else TRUSTED
+
+    def game_seed(self, deal: int) -> np.random.SeedSequence:
+        """The ``SeedSequence`` of deal ``deal`` (:func:`~dixit_lab.core.seeding.deal_seed`)."""
+        return deal_seed(self.seed, deal, self.secret)
+
+    @property
+    def untrusted(self) -> bool:
+        return any(isolation.untrusted for isolation in self.isolation)
+
+    @property
+    def untrusted_specs(self) -> frozenset[str]:
+        """The specs that an untrusted seat plays: the engine never builds these."""
+        return frozenset(spec for seat, spec in enumerate(self.specs)
+                         if self.seat_isolation(seat).untrusted)
+
+    def remote(self) -> bool:
+        """Whether a seat plays through a remote model (told by a child for an untrusted
+        seat: the engine never builds its agent)."""
+        return any(seat_info(spec, self.seat_isolation(seat), self.deck).remote
+                   for seat, spec in enumerate(self.specs))
 
     def public_names(self, seats: Sequence[int]) -> tuple[str, ...]:
         """The public names of the pool seats ``seats`` (a table, by table seat)."""
@@ -104,8 +127,8 @@ class TableSetup:
             return "reference", "engine: reference in the config"
         from dixit_lab.engine.batched import batch_blocker, rules_supported
 
-        if any(isolated for isolated, _ in self.isolation):
-            why = "a player has isolation: process"
+        if self.untrusted:  # the engine never builds an untrusted seat's agent
+            why = "a player has isolation: process or sandbox"
         elif not rules_supported(self.rules):
             why = f"the batched engine does not play deck_exhausted={self.rules.deck_exhausted!r}"
         else:
@@ -142,16 +165,17 @@ class TableSetup:
         return "compiled", f"every agent has a compiled form and the run has {self.games:,} games"
 
 
-def table_setup(config: ExperimentConfig) -> TableSetup:
+def table_setup(config: ExperimentConfig, secret: bytes | None = None) -> TableSetup:
     """The :class:`TableSetup` of a config: its pool's names, specs, public names and
-    isolation, its rules, deck, seed and engine."""
+    isolation, its rules, deck, seed and engine; ``secret``: the run's deal secret
+    (:func:`~dixit_lab.run.deal_secret.run_secret`), None for deals from the seed alone."""
     seats = config.seats()
     return TableSetup(seed=config.seed, rules=config.rule_set(), deck=config.deck,
                       names=tuple(name for name, _ in seats),
                       specs=tuple(spec for _, spec in seats), on_illegal=config.on_illegal,
                       engine=config.engine, games=config.games,
                       isolation=config.isolation(),
-                      public=config.public_names())
+                      public=config.public_names(), secret=secret)
 
 
 class Schedule(Sequence[GameSpec]):
@@ -232,7 +256,7 @@ class _AgentPool:
 
     def __init__(self) -> None:
         self.key: tuple[Any, ...] | None = None
-        self.instances: dict[tuple[str, int, bool, float | None], Agent] = {}
+        self.instances: dict[tuple[str, int, Isolation], Agent] = {}
 
     def table(self, setup: TableSetup, seats: tuple[int, ...]) -> list[Agent]:
         if setup.key != self.key:
@@ -243,11 +267,11 @@ class _AgentPool:
             spec = setup.specs[seat]
             occurrence = seen.get(spec, 0)
             seen[spec] = occurrence + 1
-            isolated, timeout = setup.isolated(seat)
-            key = (spec, occurrence, isolated, timeout)
+            isolation = setup.seat_isolation(seat)
+            key = (spec, occurrence, isolation)
             agent = self.instances.get(key)
             if agent is None:
-                agent = self.instances[key] = make_seat_agent(spec, isolated, timeout)
+                agent = self.instances[key] = make_seat_agent(spec, isolation, setup.deck)
             agents.append(agent)
         return agents
 
@@ -276,7 +300,7 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = Fals
     tables = [[shared[setup.specs[s]] for s in game.seats] for game in chunk]
     metas = [{"game": game.index, "deal": game.deal,
               "players": [setup.names[s] for s in game.seats]} for game in chunk]
-    seeds = [game_seed(setup.seed, game.deal) for game in chunk]
+    seeds = [setup.game_seed(game.deal) for game in chunk]
     batch = None
     try:
         if columns:
@@ -304,9 +328,9 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
     engine when the setup allows it (the records are the same either way)."""
     if setup.engine != "reference" and chunk and setup.batched():
         return _play_batched(setup, chunk)[0]
-    from dixit_lab.vlm.driver import has_remote_agents, play_remote_chunk  # model agents:
+    if chunk and setup.remote():  # model agents: every game of the chunk in flight at once
+        from dixit_lab.vlm.driver import play_remote_chunk
 
-    if chunk and has_remote_agents(setup.specs):  # every game of the chunk in flight at once
         return play_remote_chunk(setup, chunk)
     deck = load_deck(setup.deck)
     out = []
@@ -315,7 +339,7 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
         meta = {"game": spec.index, "deal": spec.deal,
                 "players": [setup.names[s] for s in spec.seats]}
         try:
-            record = play_game(agents, setup.rules, deck, game_seed(setup.seed, spec.deal),
+            record = play_game(agents, setup.rules, deck, setup.game_seed(spec.deal),
                                on_illegal=setup.on_illegal,  # type: ignore[arg-type]
                                meta=meta, players=setup.public_names(spec.seats))
         except Exception as error:

@@ -26,14 +26,19 @@ __all__ = ["PredictionCache", "calibration_bins", "find_rate_table", "predicted_
 
 class PredictionCache:
     """The storytellers rebuilt to ask them their predictions, by (spec, deck, players,
-    rules); None for a spec whose agent predicts nothing."""
+    rules); None for a spec whose agent predicts nothing, and for the ``untrusted`` specs
+    (seats played in a child: the engine never builds them, so their predictions are not
+    asked and their predicted find rate is NaN)."""
 
-    def __init__(self) -> None:
+    def __init__(self, untrusted: frozenset[str] = frozenset()) -> None:
         self.agents: dict[tuple[Any, ...], Any] = {}
         self.decks: dict[str, Any] = {}
+        self.untrusted = untrusted
 
     def agent(self, spec: str, deck: str, n_players: int, rules: RuleSet) -> Any:
         key = (spec, deck, n_players, rules)
+        if spec in self.untrusted:
+            return None
         if key not in self.agents:
             agent: Any = make_agent(spec)
             if callable(getattr(agent, "predicted_find", None)):
@@ -92,9 +97,11 @@ def predicted_finds(batch: Any, cache: PredictionCache) -> np.ndarray:
     return predicted
 
 
-def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
+def turn_predictions(records: Iterable[GameRecord], untrusted: frozenset[str] = frozenset()
+                     ) -> pd.DataFrame:
     """One row per storyteller turn: game, round, player, agent, voters, finders,
-    ``observed`` (finders / voters) and ``predicted`` (NaN for agents without a model)."""
+    ``observed`` (finders / voters) and ``predicted`` (NaN for agents without a model, and
+    for the ``untrusted`` specs, which are never built here)."""
     agents: dict[tuple[Any, ...], Any] = {}
     rows = []
     for game, record in enumerate(records):
@@ -108,7 +115,7 @@ def turn_predictions(records: Iterable[GameRecord]) -> pd.DataFrame:
             predicted = float("nan")
             key = (spec, record.deck, record.n_players, rules)
             agent = agents.get(key)
-            if agent is None:
+            if agent is None and spec not in untrusted:
                 agent = make_agent(spec)
                 if callable(getattr(agent, "predicted_find", None)):
                     agent.begin_game(GameContext(seat, record.n_players, rules,

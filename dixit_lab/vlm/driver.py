@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from dixit_lab.core.agent import Agent, make_agent
 from dixit_lab.core.cards import Deck, load_deck
-from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import Decision, GameSteps, Phase, agent_answer
 from dixit_lab.vlm.chat_agent import AgentSetupError
 from dixit_lab.vlm.client import STOP, EndpointError, RunInterrupted
@@ -34,10 +33,13 @@ __all__ = ["FATAL", "has_budgets", "has_remote_agents", "play_remote_chunk"]
 FATAL = (EndpointError, ReplayMiss, AgentSetupError, ExchangeWriteError)
 
 
-@functools.lru_cache(maxsize=64)
 def has_remote_agents(specs: tuple[str, ...]) -> bool:
-    """True if an agent of ``specs`` plays through a remote model (``remote = True``)."""
-    return any(getattr(make_agent(spec), "remote", False) for spec in dict.fromkeys(specs))
+    """True if an agent of ``specs`` (trusted seats: built here, once a spec) plays through a
+    remote model (``remote = True``); an untrusted seat's answer comes from
+    :meth:`~dixit_lab.run.tournament.TableSetup.remote`."""
+    from dixit_lab.engine.seats import seat_info
+
+    return any(seat_info(spec).remote for spec in dict.fromkeys(specs))
 
 
 @functools.lru_cache(maxsize=64)
@@ -93,7 +95,8 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
     from dixit_lab.engine.seats import GameFailed, make_seat_agent
 
     # one set of agents per game in flight (isolated seats each get their own process)
-    agents = [make_seat_agent(setup.specs[seat], *setup.isolated(seat)) for seat in spec.seats]
+    agents = [make_seat_agent(setup.specs[seat], setup.seat_isolation(seat), setup.deck)
+              for seat in spec.seats]
     players = [setup.names[seat] for seat in spec.seats]
     for agent, player in zip(agents, players, strict=True):
         if hasattr(agent, "ledger_name"):
@@ -101,7 +104,7 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
     meta = {"game": spec.index, "deal": spec.deal, "players": players}
     try:
         game = GameSteps(tuple(agent.spec for agent in agents), setup.rules, deck,
-                         game_seed(setup.seed, spec.deal),
+                         setup.game_seed(spec.deal),
                          on_illegal=setup.on_illegal,  # type: ignore[arg-type]
                          meta=meta, players=setup.public_names(spec.seats))
         play_game_steps(agents, game, decisions, stop)

@@ -32,11 +32,15 @@ def _web_modules() -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     _web_modules()
-    from dixit_lab.run.experiment import ConfigError, load_config
+    from dixit_lab.run.experiment import ConfigError, parse_config, read_yaml_file
     from dixit_lab.web.decisions import human_players
     from dixit_lab.web.results import PlayFolder
+    from dixit_lab.web.table import untrusted_by_default
 
-    config = load_config(args.config)
+    data, note = untrusted_by_default(read_yaml_file(args.config))
+    if note:
+        print(note, file=sys.stderr)
+    config = parse_config(data, str(args.config))
     if config.sweep:
         raise ConfigError(f"{args.config}: play runs one table; remove the sweep section")
     if not human_players(config):

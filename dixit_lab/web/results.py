@@ -41,6 +41,9 @@ class PlayFolder:
         self._lock: FolderLock | None = FolderLock(folder).__enter__()
         try:
             prepare_folder(config, folder)
+            from dixit_lab.run.deal_secret import run_secret
+
+            self.secret = run_secret(config, folder, untrusted=True)  # a person is at the table
             self.specs = game_specs(config)
             self.games = self._saved_games(folder)
             self.decisions = self._saved_decisions(folder)

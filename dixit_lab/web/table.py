@@ -18,7 +18,7 @@ from typing import Any
 
 from dixit_lab.core.agent import Agent, PublicRound, SubmitView, VoteView
 from dixit_lab.core.cards import load_deck
-from dixit_lab.core.seeding import game_seed
+from dixit_lab.core.seeding import deal_seed
 from dixit_lab.engine.game import GameSteps, Phase, agent_answer
 from dixit_lab.engine.seats import make_seat_agent
 from dixit_lab.records.format import GameRecord
@@ -29,9 +29,41 @@ from dixit_lab.web.moves import CLUE_LIMIT, IllegalMove, check_move
 from dixit_lab.web.results import PlayFolder
 from dixit_lab.web.views import cards_json, public_round_json
 
-__all__ = ["HumanSeat", "PlayTable", "Stopped"]
+__all__ = ["HumanSeat", "PlayTable", "Stopped", "untrusted_by_default"]
 
 _NOTHING = object()
+
+
+def untrusted_by_default(data: Any) -> tuple[Any, str | None]:
+    """A play config (its YAML data) whose agent seats are untrusted unless a player says
+    otherwise (``isolation: none`` seats an agent in the server's process, where it could
+    reach the people's tokens and hands): ``sandbox`` where this machine can make one, else
+    ``process``, with the one line that says why (never silently)."""
+    from dixit_lab.engine.sandbox import sandbox_problem
+    from dixit_lab.plugins.spec import parse_spec
+
+    players = data.get("players") if isinstance(data, dict) else None
+    if not isinstance(players, list):
+        return data, None
+    problem = sandbox_problem()
+    mode = "sandbox" if problem is None else "process"
+    changed = False
+    entries = []
+    for entry in players:
+        entry = {"agent": entry} if isinstance(entry, str) else entry
+        if isinstance(entry, dict) and "isolation" not in entry and isinstance(
+                entry.get("agent"), str):
+            try:
+                person = parse_spec(entry["agent"])[0] == "human"
+            except ValueError:
+                person = False  # the config's check names the bad spec
+            if not person:
+                entry = {**entry, "isolation": mode}
+                changed = True
+        entries.append(entry)
+    note = (f"{problem}; the table's agents play with isolation: process instead (their own "
+            f"processes: not a boundary)") if problem and changed else None
+    return {**data, "players": entries}, note
 
 
 class Stopped(Exception):
@@ -73,6 +105,7 @@ class PlayTable:
         self.specs = [spec for _, spec in seats]
         self.public = config.public_names()         # what the seats see of each other
         self.isolation = config.isolation()
+        self._untrusted: dict[int, Agent] = {}
         players = human_players(config)
         if not players:
             raise ConfigError(f"config {config.name!r} has no seat for a person: add a player "
@@ -100,6 +133,17 @@ class PlayTable:
 
     # -- the driver thread ------------------------------------------------------------------
 
+    def _agent(self, player: int) -> Agent:
+        """The agent of a pool seat: a fresh one each game in the engine's process; an
+        untrusted one kept for the run (its sandbox forks a fresh process each game)."""
+        isolation = self.isolation[player]
+        if not isolation.untrusted:
+            return make_seat_agent(self.specs[player])
+        if player not in self._untrusted:
+            self._untrusted[player] = make_seat_agent(self.specs[player], isolation,
+                                                      self.config.deck)
+        return self._untrusted[player]
+
     def run(self) -> None:
         """Play every missing game, then write the tables and the report."""
         try:
@@ -118,6 +162,10 @@ class PlayTable:
                 self._changed()
             raise
         finally:
+            for kept in self._untrusted.values():
+                close = getattr(kept, "close", None)  # an isolated agent's process
+                if close is not None:
+                    close()
             with self.cond:
                 self.over = True
                 self._changed()
@@ -148,7 +196,8 @@ class PlayTable:
         meta = {"game": spec.index, "deal": spec.deal,
                 "players": [self.names[player] for player in spec.seats]}
         players = tuple(self.public[player] for player in spec.seats)
-        steps = GameSteps(names, self.rules, self.deck, game_seed(self.config.seed, spec.deal),
+        steps = GameSteps(names, self.rules, self.deck,
+                          deal_seed(self.config.seed, spec.deal, self.folder.secret),
                           on_illegal=self.config.on_illegal, meta=meta, players=players)
         with self.cond:
             self.game, self.players, self.history = spec, players, []
@@ -163,18 +212,12 @@ class PlayTable:
         agents: dict[int, Agent] = {}
         for seat, player in enumerate(spec.seats):
             if self._human_at(seat) is None:
-                agents[seat] = make_seat_agent(self.specs[player], *self.isolation[player])
+                agents[seat] = self._agent(player)
                 try:  # as play_game does: an agent's exception is a fault of the game
                     agents[seat].begin_game(steps.context(seat))
                 except Exception as error:
                     steps.hook_failed(seat, "begin_game", error)
-        try:
-            record, decisions = self._steps(steps, agents, spec.index)
-        finally:
-            for agent in agents.values():
-                close = getattr(agent, "close", None)  # an isolated agent's process
-                if close is not None:
-                    close()
+        record, decisions = self._steps(steps, agents, spec.index)
         self.folder.save(spec.index, record, decisions)
         with self.cond:
             self.finished.append({"game": spec.index, "players": list(players),

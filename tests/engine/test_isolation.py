@@ -102,8 +102,9 @@ class FirstCard(Agent):
 
 def config(agent_file: Path, isolated: bool, executor: str) -> dict:
     isolation = {"isolation": "process", "decision_timeout": 20} if isolated else {}
-    return {
+    return {  # the isolated run's deals mix a secret: pinned, the three runs deal alike
         "name": "outside", "seed": 3, "rules": "classic", "deck": "dreams", "games": 12,
+        "deal_secret": "5eed" * 8,
         "players": [{"name": "student", "agent": f"{agent_file}:FirstCard",
                      "params": {"clue": "moon"}, **isolation},
                     {"name": "spy", "agent": f"{SPIES}:KeySpy", **isolation},

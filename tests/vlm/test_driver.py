@@ -14,8 +14,9 @@ import pytest
 from dixit_lab.cli.main import main
 from dixit_lab.core.agent import make_agent
 from dixit_lab.core.cards import load_deck
-from dixit_lab.core.seeding import game_seed
+from dixit_lab.core.seeding import deal_seed
 from dixit_lab.engine.game import play_game
+from dixit_lab.run.deal_secret import folder_secret
 from dixit_lab.run.experiment import parse_config
 from dixit_lab.run.replay import replay_folder
 from dixit_lab.run.runner import game_specs, run_experiment
@@ -58,6 +59,8 @@ def test_concurrent_games_have_the_records_of_sequential_play(recorded):
     lines = games_text(folder).splitlines()
     deck = load_deck("dreams")
     seats = experiment.seats()
+    secret = folder_secret(folder)  # model seats are untrusted: the deals mix the run's secret
+    assert secret is not None
     for spec, line in zip(game_specs(experiment), lines, strict=True):
         # play_game, one game at a time, each decision in turn: the recorded replies
         agents = [make_agent(seats[s][1]) for s in spec.seats]
@@ -65,7 +68,8 @@ def test_concurrent_games_have_the_records_of_sequential_play(recorded):
                 "players": [seats[s][0] for s in spec.seats]}
         with exchange_session(folder / "exchanges", "replay"):
             record = play_game(agents, experiment.rule_set(), deck,
-                               game_seed(experiment.seed, spec.deal), on_illegal="fallback",
+                               deal_seed(experiment.seed, spec.deal, secret),
+                               on_illegal="fallback",
                                meta=meta)
         assert record.to_json() == line
 
@@ -176,6 +180,7 @@ def test_the_cli_switches_choose_the_mode(tmp_path, monkeypatch):
 def test_an_isolated_player_sits_at_a_model_table(tmp_path):
     with StubServer() as server:
         data = config_data(server.base_url, model="good", games=2)
+        data["deal_secret"] = "d1ce" * 8  # both runs have model seats: one secret for both
         data["players"][2] = {"name": "dice", "agent": "random", "isolation": "process",
                               "decision_timeout": 10}
         run_experiment(parse_config(data), tmp_path / "iso", show_progress=False,

@@ -1,0 +1,137 @@
+"""Floods: of memory, of a file, of processes, of CPU (a thread that works between
+decisions), of time (a slow ``observe``), and a child that stops reading the engine."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+import stat
+import struct
+import threading
+import time
+from typing import Any
+
+from tests.hostile.common import Hostile
+
+
+class FloodSpy(Hostile):
+    """``kind``: ``memory`` (``gib`` GiB, touched), ``file`` (256 MiB into ``target`` or any
+    writable folder), ``processes`` (64 that sleep) or ``cpu`` (three threads spinning from
+    the game's start, while each decision waits ``pause`` seconds: the work is between
+    them)."""
+
+    def __init__(self, kind: str = "memory", target: str = "", pause: float = 0.0,
+                 gib: float = 2.0) -> None:
+        self.kind, self.target, self.pause, self.gib = kind, target, pause, gib
+
+    def tell(self, view: Any) -> Any:
+        time.sleep(self.pause)
+        return super().tell(view)
+
+    def submit(self, view: Any) -> list[int]:
+        time.sleep(self.pause)
+        return super().submit(view)
+
+    def vote(self, view: Any) -> int:
+        time.sleep(self.pause)
+        return super().vote(view)
+
+    def begin_game(self, context: Any) -> None:
+        super().begin_game(context)
+        self.found = {"kind": self.kind}
+        if self.kind == "memory":
+            try:
+                block = bytearray(int(self.gib * (1 << 30)))
+                block[::4096] = b"x" * len(block[::4096])
+                self.found["bytes"] = len(block)
+                del block
+            except MemoryError:
+                self.found["bytes"] = 0
+        elif self.kind == "file":
+            written = 0
+            for folder in (self.target, os.getcwd(), "/tmp", "/dev/shm", "/"):
+                if not folder:
+                    continue
+                with contextlib.suppress(OSError), open(os.path.join(folder, "flood.bin"),
+                                                        "wb") as handle:
+                    chunk = b"x" * (1 << 20)
+                    for _ in range(256):
+                        written += handle.write(chunk)
+                if written:
+                    break
+            self.found["bytes"] = written
+        elif self.kind == "processes":
+            started = 0
+            for _ in range(64):
+                try:
+                    if os.fork() == 0:
+                        time.sleep(30)
+                        os._exit(0)
+                    started += 1
+                except OSError:
+                    break
+            self.found["started"] = started
+        elif self.kind == "cpu":
+            for _ in range(3):
+                threading.Thread(target=_spin, daemon=True).start()
+
+
+def _spin() -> None:
+    while True:
+        sum(range(10_000))
+
+
+class SlowObserver(Hostile):
+    """Takes ``seconds`` in every ``observe`` (the decisions are quick)."""
+
+    def __init__(self, seconds: float = 3.0) -> None:
+        self.seconds = seconds
+
+    def observe(self, result: Any) -> None:
+        time.sleep(self.seconds)
+
+
+def _frame(data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + data
+
+
+class DeafSpy(Hostile):
+    """At its first decision: shrinks its end of the channel to the engine (a socket's
+    receive buffer, a pipe's size), starts a thread that answers every request in advance
+    (forged frames, as fast as the engine reads them) and stops reading for good."""
+
+    def _deafen(self) -> None:
+        targets = []
+        for fd in range(64):
+            with contextlib.suppress(OSError):
+                mode = os.fstat(fd).st_mode
+                if stat.S_ISSOCK(mode):
+                    sock = socket.socket(fileno=os.dup(fd))
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)
+                    targets.append(fd)
+                elif stat.S_ISFIFO(mode) and fd != 2:
+                    with contextlib.suppress(OSError):
+                        fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
+                    targets.append(fd)
+
+        def answer() -> None:
+            frame = _frame(b'{"ok": 0}')
+            while True:
+                for fd in targets:
+                    with contextlib.suppress(OSError):
+                        os.write(fd, frame)
+                time.sleep(0.001)
+
+        threading.Thread(target=answer, daemon=True).start()
+        while True:
+            time.sleep(60)
+
+    def submit(self, view: Any) -> list[int]:
+        self._deafen()
+        return []
+
+    def tell(self, view: Any) -> Any:
+        self._deafen()
+        return None

@@ -1,0 +1,19 @@
+"""Brute force of the seed from the agent's own hand: every seed below ``seeds`` and deal
+below ``deals`` (the shipped configs' seeds and the default 0 are all small), each dealt as the
+engine deals, until one gives this seat the hand it holds; then it knows every hand."""
+
+from __future__ import annotations
+
+from dixit_lab.core.agent import GameContext
+from dixit_lab.core.seeding import game_key, game_seed
+from tests.spies import _Spy
+
+
+class SeedSpy(_Spy):
+    def __init__(self, seeds: int = 16, deals: int = 16) -> None:
+        super().__init__()
+        self.seeds, self.deals = seeds, deals
+
+    def candidates(self, context: GameContext) -> list[tuple[int, int]]:
+        return [game_key(game_seed(seed, deal)) for seed in range(self.seeds)
+                for deal in range(self.deals)]
