@@ -5,7 +5,9 @@
 #                            its test tools (pip install -e ".[dev]"), no torch; the tests that
 #                            need a model stack skip, each saying why
 #   scripts/test.sh --full   the full suite (what CI runs): first a CPU build of torch and
-#                            torchvision, then every extra (pip install -e ".[all]"), then all tests
+#                            torchvision (the pair .ci/constraints.txt pins), then every extra
+#                            (pip install -e ".[all]"), then all tests, the package's build and
+#                            installs into fresh environments (tests/test_packaging.py) too
 #
 # Extra arguments go to pytest (scripts/test.sh --full -x tests/test_cli.py).
 # Where the CPU torch comes from: TORCH_INDEX_URL (default https://download.pytorch.org/whl/cpu),
@@ -26,10 +28,14 @@ if (( full )); then
         "${pip[@]}" -c "$TORCH_CONSTRAINTS" torch torchvision
         "${pip[@]}" -c "$TORCH_CONSTRAINTS" -e ".[all]"
     else
-        "${pip[@]}" torch torchvision --index-url "${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
+        # the pair that imports together (a bare torch torchvision can pick two that do not)
+        "${pip[@]}" -c .ci/constraints.txt torch torchvision --index-url "${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
         "${pip[@]}" -e ".[all]"
     fi
 else
     "${pip[@]}" -e ".[dev]"
 fi
+# the full suite also builds the package and installs it into fresh environments
+# (tests/test_packaging.py); the default suite skips that, saying so
+(( full )) && export DIXIT_LAB_INSTALL_TESTS=1
 exec "$venv/bin/python" -m pytest -q "$@"

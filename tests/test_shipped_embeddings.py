@@ -16,8 +16,8 @@ from dixit_lab.embeddings.shipped import shipped_folder
 from tests.optional import import_or_skip
 
 DECKS = [deck for deck in ("dreams", "dreams-quest") if deck in available_decks()]
-EMBEDDERS = [spec for spec in ("conse", "text")
-             if (shipped_folder(make_embedder(spec).id) / "clues-default.npz").is_file()]
+EMBEDDERS = [spec for spec in ("conse", "ridge", "text")
+             if (shipped_folder(make_embedder(spec).id) / "deck-dreams.npz").is_file()]
 
 pytestmark = pytest.mark.skipif(not DECKS or not EMBEDDERS,
                                 reason="no bundled decks or shipped embeddings")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dixit_lab.cli.common import positive, print_agents, seconds_since_start
+from dixit_lab.cli.examples import config_argument
 from dixit_lab.errors import UserError
 from dixit_lab.records.files import RECORD_FORMATS
 from dixit_lab.run.executors import executor_names
@@ -21,6 +22,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from dixit_lab.run.experiment import load_config
     from dixit_lab.run.runner import ModelShareError, model_shares, run_file
 
+    args.config = config_argument(args.config)
     config = load_config(args.config)
     if config.tune and not config.sweep and not args.quiet:
         print("note: this config has a tune section; `dixit-lab tune` runs the search",
@@ -124,6 +126,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from dixit_lab.run.experiment import load_config, read_yaml_file
     from dixit_lab.run.tuning import tune
 
+    args.config = config_argument(args.config)
     config = load_config(args.config)
     data = read_yaml_file(args.config)
     out = Path(args.out) if args.out else config.results_dir()
@@ -135,12 +138,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def add_commands(sub: Any) -> None:
     """The family's sub-commands, on the parser's ``add_subparsers()``."""
     run = sub.add_parser("run", help="run an experiment config into a results folder")
-    run.add_argument("config", help="experiment YAML (see experiments/)")
+    run.add_argument("config", help="experiment YAML, or a packaged example's name "
+                                     "(`dixit-lab examples` lists them)")
     run.add_argument("--out", help="results folder (default: the config's out, or "
                                    "results/<name>)")
     run.add_argument("--executor", choices=executor_names(),
-                     help="override the config's executor (ray: from the clone, "
-                          "pip install -e \".[ray]\")")
+                     help="override the config's executor (ray: pip install "
+                          "'dixit-lab[ray]')")
     run.add_argument("--workers", type=positive, help="worker processes (default: all cores)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. "
                                        "HEAD:6379 (default: the config's, else a local Ray)")
@@ -178,7 +182,8 @@ def add_commands(sub: Any) -> None:
     show.set_defaults(func=cmd_show)
 
     tune = sub.add_parser("tune", help="search one parameter for the best value of a metric")
-    tune.add_argument("config", help="experiment YAML with a tune section")
+    tune.add_argument("config", help="experiment YAML with a tune section, or a packaged "
+                                      "example's name (tune_ambiguity)")
     tune.add_argument("--out", help="folder (default: the config's out, or results/<name>)")
     tune.add_argument("--workers", type=positive)
     tune.set_defaults(func=cmd_tune)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from dixit_lab.bundled import data_root
 from dixit_lab.errors import UserError
 from dixit_lab.text_rule import text_problem
 
@@ -31,12 +31,6 @@ MAX_NUMBERED_CARDS = 100_000
 
 class DeckError(UserError, ValueError):
     """A deck that cannot be built or cannot serve a game. The message names the culprit."""
-
-
-def data_root() -> Path:
-    """The project's data folder (``$DIXIT_LAB_DATA`` overrides it)."""
-    env = os.environ.get("DIXIT_LAB_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "data"
 
 
 @dataclass(frozen=True, slots=True)

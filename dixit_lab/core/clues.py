@@ -8,7 +8,8 @@ to key embedding caches, and maps a text back to its row with :meth:`ClueBank.in
 Banks come from three places:
 
 * a bundled name, e.g. ``ClueBank.load("default")`` -> ``data/clues/default.csv``
-  (the data root is ``$DIXIT_LAB_DATA`` if set, else the repository's ``data`` folder);
+  (the data root of :mod:`dixit_lab.bundled`: ``$DIXIT_LAB_DATA`` if set, else the
+  package's bundled data);
 * a user file: ``.txt`` (one clue per line, blank lines and ``#`` comments ignored, kind
   ``custom``) or ``.csv`` (a ``text`` column, an optional ``kind`` column);
 * memory: ``ClueBank.from_texts([...])``.
@@ -33,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dixit_lab.bundled import data_path
 from dixit_lab.errors import UserError
 from dixit_lab.text_rule import text_problem
 
@@ -78,15 +80,8 @@ class ClueBankError(UserError, ValueError):
     """A clue bank that cannot be loaded or built. The message names the file or bank."""
 
 
-def _data_root() -> Path:
-    """The project's data folder (``$DIXIT_LAB_DATA`` overrides it)."""
-    from dixit_lab.core.cards import data_root
-
-    return data_root()
-
-
 def _clues_dir() -> Path:
-    return _data_root() / "clues"
+    return data_path("clues")
 
 
 def normalize_clue(text: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
+import importlib.util
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dixit_lab.core.cards import Card
-from dixit_lab.errors import UserError
+from dixit_lab.errors import UserError, install_hint
 from dixit_lab.plugins.registry import Registry, UnknownName
 from dixit_lab.plugins.spec import SpecError, check_value, format_spec, parse_spec, type_name
 
@@ -261,16 +262,47 @@ def text_model_problem(spec: str | Mapping[str, Any] | Embedder) -> tuple[str, s
     return None if problem is None else (str(problem[0]), str(problem[1]))
 
 
+#: packages built on torch: torch, then torchvision (if installed), are imported before them,
+#: so that a broken torch build, or a torchvision made for another torch, is named as itself
+#: and not as the package above it ("Could not import module 'PreTrainedModel'")
+_ON_TORCH = frozenset({"sentence_transformers", "open_clip", "transformers", "torchvision",
+                       "efficientnet_lite_pytorch"})
+
+
+def first_cause(error: BaseException) -> BaseException:
+    """The first error of an import that failed: the end of its chain of causes."""
+    seen = {id(error)}
+    while True:
+        inner = error.__cause__ or error.__context__
+        if inner is None or id(inner) in seen:
+            return error
+        seen.add(id(inner))
+        error = inner
+
+
 def require(module: str, extra: str) -> Any:
-    """Import ``module`` or raise :class:`ModelUnavailableError` with the install hint."""
+    """Import ``module`` or raise :class:`ModelUnavailableError` naming the first import that
+    failed, its first error and the install hint."""
+    stack = [name for name in ("torch", "torchvision") if name != module
+             and module in _ON_TORCH and (name == "torch" or _installed(name))]
+    for name in (*stack, module):
+        try:
+            imported = importlib.import_module(name)
+        except Exception as error:  # missing, or a broken install (torchvision for another torch)
+            cause = first_cause(error)
+            where = "" if name == module else f" (it imports {name!r} first)"
+            raise ModelUnavailableError(
+                f"this embedder needs the Python package {module!r}, which does not import "
+                f"here{where}: {name} failed with {type(cause).__name__}: {cause}; "
+                f"{install_hint(extra, torch=True)}") from error
+    return imported
+
+
+def _installed(name: str) -> bool:
     try:
-        return importlib.import_module(module)
-    except Exception as error:  # missing, or a broken install (torchvision for another torch)
-        raise ModelUnavailableError(
-            f"this embedder needs the Python package {module!r}, which does not import here "
-            f"({type(error).__name__}: {error}); from the clone: pip install -e \".[{extra}]\" "
-            "(on a CPU-only machine first: pip install torch torchvision --index-url "
-            "https://download.pytorch.org/whl/cpu)") from error
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def open_rgb(card: Card) -> Any:

@@ -41,6 +41,7 @@ from dixit_lab.embeddings.base import (
     spec_id,
 )
 from dixit_lab.embeddings.hub import files_sha256, resolve_snapshot
+from dixit_lab.errors import install_hint
 
 __all__ = ["ClipEmbedder"]
 
@@ -51,7 +52,7 @@ FOLDER_FILES = ("open_clip_config.json", "*.safetensors", "*.bin", "*.pth", "*.t
                 "tokenizer*", "vocab*", "merges*", "special_tokens_map.json")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pth")
 _DEFAULT_TAG = "laion2b_s34b_b79k"
-_INSTALL = 'pip install -e ".[clip]" (from the clone)'
+_INSTALL = install_hint("clip", torch=True)
 
 
 def _open_clip_folder() -> Path:

@@ -180,6 +180,12 @@ class ConseEmbedder:
         vectors = np.einsum("nk,nkd->nd", weights, names[top])
         return check_output(vectors, len(cards), self.dim, "conse embedder")
 
+    @property
+    def text_encoder_id(self) -> str:
+        """Its texts are the sentence encoder's vectors (shipped once for every such
+        embedder: :mod:`dixit_lab.embeddings.shipped`)."""
+        return ENCODER_ID
+
     def text_model_problem(self) -> tuple[str, str] | None:
         """Why a new text cannot be embedded here (the sentence encoder), or None."""
         return sentence_encoder_problem()

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dixit_lab.embeddings.base import ModelUnavailableError
+from dixit_lab.errors import install_hint
 
 __all__ = ["files_sha256", "resolve_snapshot"]
 
@@ -46,7 +47,7 @@ def resolve_snapshot(repo_id: str, *, revision: str | None, cache_dir: str | Non
     except ImportError as error:  # installed with open_clip and transformers
         raise ModelUnavailableError(
             f"loading {repo_id!r} from the Hugging Face Hub needs huggingface_hub: "
-            'pip install -e ".[hf]" (from the clone)') from error
+            f"{install_hint('hf', torch=True)}") from error
     try:
         folder = huggingface_hub.snapshot_download(
             repo_id, revision=revision, cache_dir=cache_dir, allow_patterns=list(patterns),

@@ -131,6 +131,12 @@ class RidgeEmbedder:
         conse = ConseEmbedder().embed_images(cards).astype(np.float64)
         return check_output(mapped + conse, len(cards), self.dim, "ridge embedder")
 
+    @property
+    def text_encoder_id(self) -> str:
+        """Its texts are the sentence encoder's vectors (shipped once for every such
+        embedder: :mod:`dixit_lab.embeddings.shipped`)."""
+        return ENCODER_ID
+
     def text_model_problem(self) -> tuple[str, str] | None:
         """Why a new text cannot be embedded here (the sentence encoder), or None."""
         return sentence_encoder_problem()

@@ -7,6 +7,12 @@ and, as float16 ``.npz`` files written without pickle:
   each card's content (image bytes, or caption for ``text``), ``vectors`` (n, dim) float16;
 * ``clues-<bank>.npz``: ``embedder_id``, ``text_hashes`` (m, 32) uint8, ``vectors`` (m, dim).
 
+Embedders whose texts go through one shared text encoder (``conse``, ``ridge`` and ``text`` all
+use the packaged sentence encoder: their ``text_encoder_id``) share its clue vectors, stored
+once in ``texts-<sha256(encoder id)[:12]>/`` (``encoder.txt``, and ``clues-<bank>.npz`` whose
+``embedder_id`` is the encoder's id). An embedder's own ``clues-<bank>.npz``, if there is one,
+comes first.
+
 Loading checks the id and every hash; a file that does not match (a deck image or a clue was
 edited since) is ignored with a warning, and the caller falls back to the cache or the model.
 Rows are re-normalised to unit length in float32 (float16 storage costs < 1e-3 in cosine).
@@ -25,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dixit_lab.core.cards import Card, Deck, data_root, load_deck
+from dixit_lab.bundled import data_root
+from dixit_lab.core.cards import Card, Deck, load_deck
 from dixit_lab.embeddings.base import (
     Embedder,
     card_content,
@@ -40,6 +47,7 @@ __all__ = [
     "regenerate_shipped",
     "shipped_folder",
     "shipped_root",
+    "text_encoder_folder",
 ]
 
 
@@ -53,6 +61,28 @@ def shipped_folder(embedder_id: str, root: Path | None = None) -> Path:
     backend = embedder_id.split("(", 1)[0]
     digest = hashlib.sha256(embedder_id.encode("utf-8")).hexdigest()[:12]
     return (root if root is not None else shipped_root()) / f"{backend}-{digest}"
+
+
+def text_encoder_folder(encoder_id: str, root: Path | None = None) -> Path:
+    """The folder of the clue vectors shared by the embedders of one text encoder."""
+    digest = hashlib.sha256(encoder_id.encode("utf-8")).hexdigest()[:12]
+    return (root if root is not None else shipped_root()) / f"texts-{digest}"
+
+
+def _text_encoder(embedder: Embedder) -> str | None:
+    """The id of the text encoder an embedder's ``embed_texts`` is (None: its own)."""
+    encoder = getattr(embedder, "text_encoder_id", None)
+    return encoder if isinstance(encoder, str) and encoder else None
+
+
+def _clues_file(embedder: Embedder, bank_name: str, root: Path | None) -> tuple[Path, str]:
+    """Where the clue vectors of ``bank_name`` for ``embedder`` are, and the id they carry:
+    the embedder's own file, else its text encoder's shared one."""
+    own = shipped_folder(embedder.id, root) / f"clues-{bank_name}.npz"
+    encoder = _text_encoder(embedder)
+    if own.is_file() or encoder is None:
+        return own, embedder.id
+    return text_encoder_folder(encoder, root) / f"clues-{bank_name}.npz", encoder
 
 
 def _digests(chunks: Sequence[bytes]) -> np.ndarray:
@@ -131,9 +161,8 @@ def load_shipped_clues(embedder: Embedder, bank_name: str, texts: Sequence[str],
                        root: Path | None = None) -> np.ndarray | None:
     """The shipped (len(texts), dim) float32 clue matrix of bank ``bank_name``, or None if
     there is none or it does not match ``texts`` exactly (with a warning)."""
-    embedder_id, dim = embedder.id, embedder.dim
-    path = shipped_folder(embedder_id, root) / f"clues-{bank_name}.npz"
-    arrays = _read(path, embedder_id, dim)
+    path, stored_id = _clues_file(embedder, bank_name, root)
+    arrays = _read(path, stored_id, embedder.dim)
     if arrays is None:
         return None
     digests = _digests([text.encode("utf-8") for text in texts])
@@ -179,8 +208,14 @@ def regenerate_shipped(deck: str, embedder: str | Embedder, clue_bank: str = "de
            card_ids=np.asarray([card.id for card in cards]),
            card_hashes=_digests([card_content(model, card) for card in cards]),
            vectors=card_vectors.astype(np.float16))
-    clues_path = folder / f"clues-{bank.name}.npz"
-    _write(clues_path, embedder_id=np.asarray(model.id),
+    # clue vectors of a shared text encoder are written once, for all its embedders
+    encoder = _text_encoder(model)
+    clues_folder = folder if encoder is None else text_encoder_folder(encoder, out_dir)
+    clues_folder.mkdir(parents=True, exist_ok=True)
+    if encoder is not None:
+        (clues_folder / "encoder.txt").write_text(encoder + "\n", encoding="utf-8")
+    clues_path = clues_folder / f"clues-{bank.name}.npz"
+    _write(clues_path, embedder_id=np.asarray(encoder or model.id),
            text_hashes=_digests([text.encode("utf-8") for text in bank.texts]),
            vectors=clue_vectors.astype(np.float16))
     written = [deck_path, clues_path]

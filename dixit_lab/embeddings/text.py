@@ -55,6 +55,12 @@ class TextEmbedder:
         return check_output(encode_texts(captions, self.batch_size), len(cards), self.dim,
                             "text embedder")
 
+    @property
+    def text_encoder_id(self) -> str:
+        """Its texts are the sentence encoder's vectors (shipped once for every such
+        embedder: :mod:`dixit_lab.embeddings.shipped`)."""
+        return ENCODER_ID
+
     def text_model_problem(self) -> tuple[str, str] | None:
         """Why a new text cannot be embedded here (the sentence encoder), or None."""
         return sentence_encoder_problem()

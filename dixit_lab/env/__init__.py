@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dixit_lab.env.encoding import ActionLayout, Encoder, ObservationLayout, SeatState
 from dixit_lab.env.policies import AgentPolicy, random_policy
+from dixit_lab.errors import install_hint
 
 if TYPE_CHECKING:
     from pettingzoo import AECEnv
@@ -43,7 +44,7 @@ def _require_pettingzoo() -> None:
         import pettingzoo  # noqa: F401
     except ImportError as error:
         raise ImportError(f"the Dixit environment needs pettingzoo and gymnasium ({error}); "
-                          "install them with `pip install 'dixit-lab[env]'`") from None
+                          f"install them with {install_hint('env')}") from None
 
 
 def parallel_env(n_players: int = 4, rules: Any = "classic", deck: Any = "dreams",

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.core.cards import Deck, data_root, load_deck
+from dixit_lab.bundled import data_root
+from dixit_lab.core.cards import Deck, load_deck
 from dixit_lab.core.rules import RuleSet
 from dixit_lab.listener.model import deck_rank_fraction, listener_model
 from dixit_lab.records.format import GameRecord, player_names, read_jsonl

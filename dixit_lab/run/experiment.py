@@ -29,7 +29,7 @@ from dixit_lab.core.agent import AgentSpecError, get_agent_class, make_agent
 from dixit_lab.core.cards import DeckError, load_deck
 from dixit_lab.core.rules import RuleSet, get_rules
 from dixit_lab.engine.trust import Isolation, Limits
-from dixit_lab.errors import ConfigError
+from dixit_lab.errors import ConfigError, install_hint
 from dixit_lab.plugins.spec import format_spec, parse_spec
 from dixit_lab.run.config_yaml import load_yaml
 from dixit_lab.suggest import did_you_mean
@@ -504,9 +504,8 @@ def _check_free_text(config: ExperimentConfig, source: str) -> None:
         extra = ",".join(sorted({_SOURCE_EXTRAS.get(kind, "offline") for kind in kinds}))
     listeners = ", ".join(f"players.{i} ({config.players[i].display_name()})" for i, _ in deaf)
     raise ConfigError(f"{source}: players: {', '.join(names)} write free-text clues, which "
-                      f"{listeners} cannot perceive here: {what}; install it with pip "
-                      f"install 'dixit-lab[{extra}]' (from the clone: pip install -e "
-                      f"\".[{extra}]\"), or seat listeners that can")
+                      f"{listeners} cannot perceive here: {what}; install it with "
+                      f"{install_hint(extra, torch=True)}, or seat listeners that can")
 
 
 def check_size(data: Any, source: str) -> None:

@@ -26,14 +26,14 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from dixit_lab.errors import UserError
+from dixit_lab.errors import UserError, install_hint
 from dixit_lab.run.tournament import GameSpec, TableSetup, play_chunk
 
 __all__ = ["INSTALL_HINT", "RayExecutor", "RayNotInstalled", "RayRunError", "import_ray",
            "ray_session",
            "run_chunks_ray"]
 
-INSTALL_HINT = 'pip install -e ".[ray]" (from the dixit_lab clone)'
+INSTALL_HINT = install_hint("ray")
 _IN_FLIGHT_PER_WORKER = 4
 
 

@@ -24,6 +24,7 @@ import yaml
 
 from dixit_lab._version import __version__
 from dixit_lab.atomic import atomic_write, atomic_write_text
+from dixit_lab.bundled import source_checkout
 from dixit_lab.progress import progress, stage
 from dixit_lab.records.files import (
     RECORD_NAMES,
@@ -115,12 +116,16 @@ def _check_model_share(config: ExperimentConfig, result: RunResult) -> None:
 
 
 def git_commit() -> str | None:
-    """The commit of the checkout the package runs from, with ``-dirty`` if it has changes."""
-    root = Path(__file__).resolve().parents[2]
+    """The commit of the checkout the package runs from, with ``-dirty`` if it has changes
+    (None for an installed wheel or sdist)."""
+    root = source_checkout()
+    if root is None:
+        return None
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                                 text=True, timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "--no-optional-locks", "status", "--porcelain",
+                                "--untracked-files=no"],
                                cwd=root, capture_output=True, text=True, timeout=5).stdout
     except (OSError, subprocess.SubprocessError):
         return None

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dixit_lab.errors import UserError
+from dixit_lab.errors import UserError, install_hint
 from dixit_lab.vlm.replies import MAX_BODY_BYTES, read_completion, snippet
 
 if TYPE_CHECKING:
@@ -192,8 +192,8 @@ def _client(endpoint: Endpoint) -> tuple[httpx.Client, threading.BoundedSemaphor
     try:
         import httpx
     except ImportError:
-        raise EndpointError("the vlm and llm agents need httpx: pip install "
-                            "'dixit-lab[vlm]'") from None
+        raise EndpointError(f"the vlm and llm agents need httpx: "
+                            f"{install_hint('vlm')}") from None
     key = (endpoint.base_url, endpoint.timeout, endpoint.concurrency)
     with _LOCK:
         client = _CLIENTS.get(key)

@@ -10,7 +10,7 @@ import webbrowser
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dixit_lab.errors import UserError
+from dixit_lab.errors import UserError, install_hint
 
 if TYPE_CHECKING:
     from dixit_lab.run.experiment import ExperimentConfig
@@ -18,8 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_commands", "cmd_play", "cmd_view"]
 
-_MISSING = ('the web pages need fastapi and uvicorn: pip install "dixit-lab[web]" '
-            '({error})')
+_MISSING = f"the web pages need fastapi and uvicorn: {install_hint('web')} ({{error}})"
 GRACE_SECONDS = 30.0  # the server stays up this long after the last game, for the last pages
 
 

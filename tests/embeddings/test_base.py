@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -174,3 +175,40 @@ def test_hf_ids_of_a_folder_need_neither_torch_nor_transformers(tmp_path) -> Non
     first = make_embedder({"kind": "hf", "model": str(tmp_path)}).id
     (tmp_path / "model.safetensors").write_bytes(b"other weights")
     assert make_embedder({"kind": "hf", "model": str(tmp_path)}).id != first
+
+
+def _fake_stack(folder, torchvision_error: str | None) -> None:
+    """Packages named torch, torchvision and sentence_transformers, first on the path: the
+    torchvision (if ``torchvision_error``) fails as one built for another torch does, and
+    sentence_transformers wraps what it meets the way transformers' lazy imports do."""
+    (folder / "torch").mkdir()
+    (folder / "torch" / "__init__.py").write_text("")
+    (folder / "torchvision").mkdir()
+    (folder / "torchvision" / "__init__.py").write_text(
+        f"raise RuntimeError({torchvision_error!r})\n" if torchvision_error else "")
+    (folder / "sentence_transformers").mkdir()
+    (folder / "sentence_transformers" / "__init__.py").write_text(
+        "try:\n    raise RuntimeError('deep down: libfoo.so missing')\n"
+        "except RuntimeError as error:\n"
+        "    raise ImportError(\"Could not import module 'PreTrainedModel'\") from error\n")
+
+
+@pytest.mark.parametrize("broken_torchvision", [True, False])
+def test_a_failed_import_names_the_first_failure(broken_torchvision, tmp_path) -> None:
+    _fake_stack(tmp_path, "operator torchvision::nms does not exist"
+                if broken_torchvision else None)
+    code = ("from dixit_lab.embeddings.base import require, ModelUnavailableError\n"
+            "try:\n    require('sentence_transformers', 'offline')\n"
+            "except ModelUnavailableError as error:\n    print(error)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    message = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True, timeout=60).stdout
+    if broken_torchvision:
+        assert "(it imports 'torchvision' first): torchvision failed with RuntimeError: " \
+               "operator torchvision::nms does not exist" in message
+    else:  # the package's own failure, by its first error, not the wrapper's
+        assert "sentence_transformers failed with RuntimeError: deep down: libfoo.so" in message
+    assert "PreTrainedModel" not in message
+    assert "pip install 'dixit-lab[offline]'" in message
+    assert "pip install torch==2.14.1 torchvision==0.29.1 --index-url" in message

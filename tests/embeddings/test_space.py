@@ -200,3 +200,29 @@ def test_regenerating_without_the_model_fails_even_with_a_full_cache(world) -> N
     with pytest.raises(ModelUnavailableError, match="not installed"):
         regenerate_shipped(str(world["deck"]), FakeEmbedder(offline=True), str(world["clues"]))
     assert not list((world["deck"].parents[1] / "embeddings").rglob("*.npz"))
+
+
+@dataclass(frozen=True)
+class SharedTextEmbedder(FakeEmbedder):
+    """Its texts are a shared text encoder's (as conse's, ridge's and text's are)."""
+
+    @property
+    def text_encoder_id(self) -> str:
+        return "fake-encoder@1"
+
+
+def test_clue_vectors_of_a_shared_text_encoder_are_written_and_read_once(world) -> None:
+    from dixit_lab.embeddings.shipped import shipped_folder, text_encoder_folder
+
+    paths = regenerate_shipped(str(world["deck"]), SharedTextEmbedder(), str(world["clues"]))
+    root = world["deck"].parents[1] / "embeddings"
+    assert paths[1] == text_encoder_folder("fake-encoder@1", root) / "clues-few.npz"
+    assert (paths[1].parent / "encoder.txt").read_text() == "fake-encoder@1\n"
+    assert not (shipped_folder(SharedTextEmbedder().id, root) / "clues-few.npz").exists()
+    bank = ClueBank.load(str(world["clues"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shared = load_shipped_clues(SharedTextEmbedder(), bank.name, bank.texts)
+        # an embedder of its own texts does not read another's
+        assert load_shipped_clues(FakeEmbedder(), bank.name, bank.texts) is None
+    assert shared is not None and shared.shape == (len(bank), 6)

@@ -143,12 +143,12 @@ def test_the_config_takes_a_ray_executor_and_an_address():
 def test_without_ray_the_error_says_how_to_install_it(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
     specs = schedule_games("rotation", 4, 4, 4, seed=9)
-    with pytest.raises(RayNotInstalled, match=r'pip install -e "\.\[ray\]"'):
+    with pytest.raises(RayNotInstalled, match=r"pip install 'dixit-lab\[ray\]'"):
         list(run_chunks(SETUP, chunked(specs, 2), "ray"))
     path = Path(tmp_path / "c.yaml")
     path.write_text(f"name: c\nplayers: [random, random, random]\ngames: 3\nout: {tmp_path}/o\n")
     assert main(["run", str(path), "--executor", "ray", "--quiet"]) == 2
-    assert 'pip install -e ".[ray]"' in capsys.readouterr().err
+    assert "pip install 'dixit-lab[ray]'" in capsys.readouterr().err
 
 
 def test_an_address_where_no_cluster_listens_fails_fast():
