@@ -49,8 +49,9 @@ from dixit_lab.core.seeding import (
     stream_base_int,
     uniforms,
 )
+from dixit_lab.engine.answer_checks import submit_problem, tell_problem, vote_problem
 from dixit_lab.records.format import EndReason, Fault, GameRecord, RoundRecord
-from dixit_lab.text_rule import safe_message, text_problem
+from dixit_lab.text_rule import safe_message
 
 __all__ = [
     "FALLBACK_CLUE",
@@ -381,7 +382,8 @@ class GameSteps:
         teller_view_hand = tuple(teller_hand)
         view = TellView(storyteller, round_index, teller_view_hand, public_scores, history)
         (clue,) = yield Phase("tell", (Decision(storyteller, "tell", view),))
-        rng = self._problem(storyteller, "tell", clue, _tell_problem(clue, teller_hand))
+        problem = None if type(clue) is Failure else tell_problem(clue, teller_hand)
+        rng = self._problem(storyteller, "tell", clue, problem)
         if rng is not None:
             clue = Clue(teller_hand[int(rng.integers(len(teller_hand)))], FALLBACK_CLUE)
         teller_card, text = operator.index(clue.card), clue.text
@@ -403,7 +405,7 @@ class GameSteps:
                 table.append(card)
                 owners.append(seat)
                 continue
-            problem = None if type(cards) is Failure else _submit_problem(cards, hand, per_player)
+            problem = None if type(cards) is Failure else submit_problem(cards, hand, per_player)
             rng = self._problem(seat, "submit", cards, problem)
             if rng is not None:
                 cards = [hand[i] for i in rng.choice(len(hand), per_player, replace=False)]
@@ -434,7 +436,7 @@ class GameSteps:
             if type(vote) is int and 0 <= vote < k and vote not in own:
                 votes[seat] = vote  # the common legal case, checked inline
                 continue
-            problem = None if type(vote) is Failure else _vote_problem(vote, k, own)
+            problem = None if type(vote) is Failure else vote_problem(vote, k, own)
             rng = self._problem(seat, "vote", vote, problem)
             if rng is not None:
                 allowed = [i for i in range(k) if i not in own]
@@ -462,55 +464,3 @@ def _options(rules: RuleSet) -> dict[str, Any]:
 
 def _raised(error: BaseException) -> str:
     return f"the agent raised {type(error).__name__}: {error}"
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None
-
-
-def _tell_problem(clue: Any, hand: list[int]) -> str | None:
-    if type(clue) is Failure:
-        return None
-    if not isinstance(clue, Clue):
-        return f"expected a Clue(card, text), got {clue!r}"
-    card = _as_int(clue.card)
-    if card is None or card not in hand:
-        return f"card {clue.card!r} is not in the storyteller's hand {hand}"
-    if not isinstance(clue.text, str) or not clue.text.strip():
-        return f"the clue text must be a non-empty string, got {clue.text!r}"
-    problem = text_problem(clue.text)
-    if problem:
-        return f"the clue {clue.text!r} is not one line of text: it holds {problem}"
-    return None
-
-
-def _submit_problem(cards: Any, hand: list[int], expected: int) -> str | None:
-    if type(cards) is list and len(cards) == expected and len(set(cards)) == expected and all(
-        type(card) is int and card in hand for card in cards
-    ):
-        return None  # the common, legal case, checked fast
-    if not isinstance(cards, list | tuple):
-        return f"expected a list of {expected} card(s), got {cards!r}"
-    if len(cards) != expected:
-        return f"submitted {len(cards)} card(s), expected {expected}"
-    values = [_as_int(card) for card in cards]
-    for card, value in zip(cards, values, strict=True):
-        if value is None or value not in hand:
-            return f"card {card!r} is not in the hand {hand}"
-    if len(set(values)) != len(values):
-        return f"submitted the same card twice: {list(cards)}"
-    return None
-
-
-def _vote_problem(vote: Any, n_displayed: int, own: Sequence[int]) -> str | None:
-    value = _as_int(vote)
-    if value is None or not 0 <= value < n_displayed:
-        return f"vote {vote!r} is out of range 0..{n_displayed - 1}"
-    if value in own:
-        return f"voted for its own card (displayed position {value})"
-    return None

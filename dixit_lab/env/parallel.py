@@ -23,8 +23,10 @@ from dixit_lab.core.cards import Deck, load_deck
 from dixit_lab.core.rules import RuleSet, get_rules
 from dixit_lab.core.seeding import GameSeed, game_seed
 from dixit_lab.embeddings import EmbeddingSpace, get_space
+from dixit_lab.engine.answer_checks import (
+    as_int as _as_action,  # the engine's reading of an integer answer
+)
 from dixit_lab.engine.game import Decision, Failure, GameSteps, Phase
-from dixit_lab.engine.game import _as_int as _as_action  # the engine's reading of an integer answer
 from dixit_lab.env.encoding import (
     SUBMIT,
     TELL_CARD,
