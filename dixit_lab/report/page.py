@@ -78,7 +78,7 @@ def _run_lines(agents: pd.DataFrame, summary: dict[str, Any], config: dict[str, 
     engine = config.get("engine_played") if isinstance(config, dict) else None
     if isinstance(engine, dict) and engine.get("engine"):
         lines.append(f"- **Engine:** {html_text(str(engine['engine']))}"  # specs: user text
-                     + (f" ({html_text(str(engine['why']))})" if engine.get("why") else ""))
+                     + (f": {html_text(str(engine['why']))}" if engine.get("why") else ""))
     if timing:
         lines.append("- **Speed:** " + ", ".join(timing))
     faults = summary.get("faults")

@@ -157,11 +157,11 @@ class TableSetup:
                                   f"engine: auto or batched")
             return "compiled", "every agent has a compiled form (engine: compiled)"
         if problem is not None:
-            return "batched", f"every agent has a batched policy (not compiled: {problem})"
+            return "batched", f"every agent has a batched policy; not compiled: {problem}"
         if self.games < AUTO_COMPILED_GAMES:
-            return "batched", (f"every agent has a batched policy (not compiled: {self.games:,} "
+            return "batched", (f"every agent has a batched policy; not compiled: {self.games:,} "
                                f"games, fewer than {AUTO_COMPILED_GAMES:,}, do not repay the "
-                               f"compiled kernel's start)")
+                               f"compiled kernel's start")
         return "compiled", f"every agent has a compiled form and the run has {self.games:,} games"
 
 

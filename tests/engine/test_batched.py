@@ -182,7 +182,7 @@ def test_a_subclass_that_overrides_tell_plays_its_own_clues_on_the_reference_eng
     assert said.count("the reference engine plays these games (test-kth-clue(rank=100): "
                       "KthClue overrides tell") == 1
     report = (tmp_path / "auto-100" / "report.md").read_text()
-    assert "**Engine:** reference (test-kth-clue(rank=100): KthClue overrides tell" in report
+    assert "**Engine:** reference: test-kth-clue(rank=100): KthClue overrides tell" in report
     assert games_text(tmp_path / "auto-1") != games_text(tmp_path / "auto-100")
     found = {rank: _row(tmp_path / f"auto-{rank}")["all_found_rate"] for rank in (1, 100)}
     assert found[1] > 0.7 > 0.3 > found[100]  # the rank-100 clue is found far less often
@@ -199,5 +199,5 @@ def test_a_batched_run_says_so_in_its_report(tmp_path):
               "players": ["literal", "softmax", "random"], "games": 6,
               "executor": {"kind": "local"}}
     run_experiment(parse_config(config), tmp_path, show_progress=False)
-    assert "**Engine:** batched (every agent has a batched policy)" in (
+    assert "**Engine:** batched: every agent has a batched policy" in (
         tmp_path / "report.md").read_text()

@@ -119,8 +119,8 @@ def test_auto_picks_the_kernel_for_a_long_run_only_when_it_plays_everything(monk
     assert choice[0] == ("compiled" if kernel_problem() is None else "batched")
     monkeypatch.setattr(compiled, "kernel_problem", lambda: "Numba is not installed (test)")
     engine, why = table_setup(parse_config(_config("auto", long))).engine_choice()
-    assert (engine, why) == ("batched", "every agent has a batched policy (not compiled: "
-                                        "Numba is not installed (test))")
+    assert (engine, why) == ("batched", "every agent has a batched policy; not compiled: "
+                                        "Numba is not installed (test)")
 
 
 def test_engine_compiled_refuses_what_it_cannot_play(monkeypatch):
