@@ -57,6 +57,16 @@ def disk(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+def project_needs(run_tests: bool = True) -> list[str]:
+    """What the project's own environment lacks for this script: the model client (httpx),
+    the sentence encoder that lets the embedding agents perceive the model's free-text clues,
+    and pytest for the client's tests against the server."""
+    import importlib.util
+
+    wanted = ["httpx", "sentence_transformers"] + (["pytest"] if run_tests else [])
+    return [name for name in wanted if importlib.util.find_spec(name) is None]
+
+
 def server_env(folder: Path) -> Path:
     """The server's interpreter, its environment made if missing."""
     python = folder / "venv" / "bin" / "python"
@@ -160,6 +170,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-tests", action="store_true",
                         help="skip the client's tests against the server")
     args = parser.parse_args(argv)
+    missing = project_needs(run_tests=not args.skip_tests)
+    if missing:
+        print(f"real_model.py: this environment lacks {', '.join(missing)}; install the vlm "
+              f"extra and the test tools first: pip install -c .ci/constraints.txt torch "
+              f"torchvision && pip install -e '.[vlm,dev]' (scripts/test.sh --full does both)",
+              file=sys.stderr)
+        return 2
     folder: Path = args.dir.expanduser()
     folder.mkdir(parents=True, exist_ok=True)
     times: dict[str, float] = {}
