@@ -308,7 +308,11 @@ def _calibration_section(folder: Path, agents: pd.DataFrame) -> list[str]:
             "For storytellers that model their listeners, the model's probability that one "
             "listener finds the told card, against the share of listeners who did (95% "
             "interval clustered by game). Binned table: "
-            "[find_calibration.csv](find_calibration.csv).", "",
+            "[find_calibration.csv](find_calibration.csv). The model assumes listeners who "
+            "vote as it was told they do (a softmax at its `temperature` in its space: "
+            "`softmax(temperature=0.05)` on `conse` by default); at a table of other "
+            "listeners a gap measures how far they are from that assumption "
+            "(docs/listener_model.md).", "",
             markdown_table(["player", "predicted", "observed [95% CI]"], rows), "",
             "![Predicted vs observed find rate](plots/find_calibration.png)", ""]
 
