@@ -213,8 +213,8 @@ def test_a_model_that_answers_a_lone_surrogate_costs_a_fault_not_the_run(tmp_pat
 
     original = stub._completion
 
-    def surrogate_clues(request, behaviour, digest):
-        reply = original(request, behaviour, digest)
+    def surrogate_clues(request, behaviour, digest, *rest):
+        reply = original(request, behaviour, digest, *rest)
         message = reply["choices"][0]["message"]
         answer = json.loads(message["content"])
         if "clue" in answer:
@@ -250,8 +250,8 @@ def test_a_models_raw_bad_text_is_stored_and_replayed(tmp_path, monkeypatch, kin
 
     original = stub._completion
 
-    def raw_clues(request, behaviour, digest):
-        reply = original(request, behaviour, digest)
+    def raw_clues(request, behaviour, digest, *rest):
+        reply = original(request, behaviour, digest, *rest)
         message = reply["choices"][0]["message"]
         answer = json.loads(message["content"])
         if "clue" in answer:

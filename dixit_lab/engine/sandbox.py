@@ -138,9 +138,13 @@ def _runtime_paths() -> list[Path]:
     spec = importlib.util.find_spec("dixit_lab_agents")  # a top-level name: nothing imported
     if spec is not None and spec.submodule_search_locations:
         paths.update(Path(p) for p in spec.submodule_search_locations)
+    from dixit_lab.bundled import source_checkout
     from dixit_lab.core.cards import data_root
 
     paths.add(data_root())
+    checkout = source_checkout()
+    if checkout is not None:  # an editable install finds its data by the checkout's marker
+        paths.add(checkout / "pyproject.toml")
     return [p for p in paths if p.exists()]
 
 
