@@ -206,23 +206,23 @@ def test_a_models_clue_that_would_break_the_files_is_an_illegal_reply(kind):
     assert problem.value.kind == "illegal"
 
 
-def test_a_model_that_answers_a_lone_surrogate_costs_a_fault_not_the_run(tmp_path,
-                                                                          monkeypatch):
-    pytest.importorskip("httpx")
+def _play_a_model_whose_clues_are(tmp_path, monkeypatch, clue: str, *, escaped: bool):
+    """Two short games of a stub model whose every clue is ``clue`` (its JSON escaped or the
+    text itself): the results folder and its records."""
     from dixit_lab.vlm import stub
 
     original = stub._completion
 
-    def surrogate_clues(request, behaviour, digest, *rest):
+    def clues(request, behaviour, digest, *rest):
         reply = original(request, behaviour, digest, *rest)
         message = reply["choices"][0]["message"]
         answer = json.loads(message["content"])
         if "clue" in answer:
-            answer["clue"] = "moon \ud800"
-            message["content"] = json.dumps(answer)  # "\ud800" escaped: valid JSON
+            answer["clue"] = clue
+            message["content"] = json.dumps(answer, ensure_ascii=escaped)
         return reply
 
-    monkeypatch.setattr(stub, "_completion", surrogate_clues)
+    monkeypatch.setattr(stub, "_completion", clues)
     options = "timeout=5, backoff=0.01, http_retries=1, retries=1"
     with stub.StubServer() as server:
         data = {**BASE, "deck": "dreams", "games": 2,
@@ -232,7 +232,15 @@ def test_a_model_that_answers_a_lone_surrogate_costs_a_fault_not_the_run(tmp_pat
                             "random", "random"]}
         folder = tmp_path / "out"
         run_experiment(parse_config(data), folder, show_progress=False)
-    records = [json.loads(line) for line in games_text(folder).split("\n") if line]
+    return folder, [json.loads(line) for line in games_text(folder).split("\n") if line]
+
+
+def test_a_model_that_answers_a_lone_surrogate_costs_a_fault_not_the_run(tmp_path,
+                                                                          monkeypatch):
+    pytest.importorskip("httpx")
+    # "\ud800" escaped in the reply: valid JSON
+    folder, records = _play_a_model_whose_clues_are(tmp_path, monkeypatch, "moon \ud800",
+                                                    escaped=True)
     tells = [f for r in records for rnd in r["rounds"] for f in rnd.get("faults", [])
              if f["action"] == "tell"]
     assert tells and {f["kind"] for f in tells} == {"illegal"}
@@ -246,30 +254,8 @@ def test_a_models_raw_bad_text_is_stored_and_replayed(tmp_path, monkeypatch, kin
     the exchange store keeps it (its lines are one line for every splitter, a surrogate
     escaped), the clue is an illegal fault, and the folder replays offline."""
     pytest.importorskip("httpx")
-    from dixit_lab.vlm import stub
-
-    original = stub._completion
-
-    def raw_clues(request, behaviour, digest, *rest):
-        reply = original(request, behaviour, digest, *rest)
-        message = reply["choices"][0]["message"]
-        answer = json.loads(message["content"])
-        if "clue" in answer:
-            answer["clue"] = bad(kind)
-            message["content"] = json.dumps(answer, ensure_ascii=False)  # the text itself
-        return reply
-
-    monkeypatch.setattr(stub, "_completion", raw_clues)
-    options = "timeout=5, backoff=0.01, http_retries=1, retries=1"
-    with stub.StubServer() as server:
-        data = {**BASE, "deck": "dreams", "games": 2,
-                "rules": {"preset": "classic", "options": {"max_rounds": 3}},
-                "players": [{"name": "model", "agent": f"llm(model=good, base_url="
-                                                       f"{server.base_url}, {options})"},
-                            "random", "random"]}
-        folder = tmp_path / "out"
-        run_experiment(parse_config(data), folder, show_progress=False)
-    records = [json.loads(line) for line in games_text(folder).split("\n") if line]
+    folder, records = _play_a_model_whose_clues_are(tmp_path, monkeypatch, bad(kind),
+                                                    escaped=False)  # the text itself
     faults = [f for r in records for rnd in r["rounds"] for f in rnd.get("faults", [])]
     assert {f["kind"] for f in faults} <= {"illegal"}, faults  # a line break: a space
     assert kind != "surrogate" or any(f["action"] == "tell" for f in faults)
