@@ -135,3 +135,26 @@ class DeafSpy(Hostile):
     def tell(self, view: Any) -> Any:
         self._deafen()
         return None
+
+
+class StuckSpy(Hostile):
+    """At its first decision starts a second thread and never returns (it reads nothing more
+    from the engine and forges nothing): a seat stuck for good, seen as a process of two
+    threads until the engine's decision timeout ends it."""
+
+    def _hang(self) -> None:
+        threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+        while True:
+            time.sleep(60)
+
+    def submit(self, view: Any) -> list[int]:
+        self._hang()
+        return []
+
+    def tell(self, view: Any) -> Any:
+        self._hang()
+        return None
+
+    def vote(self, view: Any) -> int:
+        self._hang()
+        return 0
