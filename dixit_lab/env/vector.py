@@ -246,11 +246,12 @@ class DixitVectorEnv(VectorEnv):
         present = np.arange(h) < tables.hand_len[:, :, None]
         obs[:, :, f["hand_present"]] = present
         obs[:, :, f["hand_chosen"]] = tables.chosen
-        hands = np.where(present, tables.hands, len(self.deck))
         clue_known = kind in (SUBMIT, VOTE)
         if clue_known:
             similarity = self._similarity[tables.clue]                    # (T, deck + 1)
-            obs[:, :, f["hand_similarity"]] = similarity[t_rows[:, None, None], hands]
+            width = similarity.shape[1]  # a missing card (-1) reads the last column, zeros
+            cells = np.where(present, tables.hands, width - 1) + (t_rows * width)[:, None, None]
+            obs[:, :, f["hand_similarity"]] = similarity.reshape(-1)[cells]
             obs[:, :, f["clue_known"].start] = 1.0
         own = np.zeros((self.num_tables, n, k), dtype=bool)
         if kind == VOTE:
@@ -273,8 +274,8 @@ class DixitVectorEnv(VectorEnv):
         teller = tables.storyteller
         if kind == TELL_CLUE:
             masks[t_rows, teller, end:] = 1
-        elif self.steps[self._at - 1] == TELL_CLUE:
-            masks[:, :, end:] = 0
+        elif self.steps[self._at - 1] == TELL_CLUE:  # the same storytellers, one step on
+            masks[t_rows, teller, end:] = 0
         rows = self.num_envs
         out = {"observation": obs.reshape(rows, -1),
                "hand": np.where(present, tables.hands, -1).reshape(rows, h),
@@ -293,7 +294,10 @@ class DixitVectorEnv(VectorEnv):
         tables = np.arange(len(storyteller))[:, None]
         obs[tables, seats[None, :], f["storyteller"].start
             + (storyteller[:, None] - seats[None, :]) % n] = 1.0
-        obs[:, :, f["scores"]] = scores[:, (seats[:, None] + seats[None, :]) % n]
+        twice = np.concatenate([scores, scores], axis=1)  # seat s reads columns s .. s+n-1
+        step = twice.strides[1]
+        obs[:, :, f["scores"]] = np.lib.stride_tricks.as_strided(
+            twice, (len(twice), n, n), (twice.strides[0], step, step), writeable=False)
         obs[:, :, f["round"].start] = rounds[:, None]
 
     def _final_observations(self, ended: np.ndarray) -> dict[str, np.ndarray]:

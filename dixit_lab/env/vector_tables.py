@@ -60,6 +60,7 @@ class Tables:
         self.teller_card = np.zeros(t, dtype=np.int64)
         self.points = np.zeros((t, n), dtype=np.int64)
         self._rows = np.arange(t)
+        self._slots = np.arange(h)
 
     # -- a new game -------------------------------------------------------------------------
 
@@ -110,9 +111,9 @@ class Tables:
         self.clue[:] = clues
         self.teller_card[:] = self.hands[rows, teller, self.tell_slot]
         self.chosen[:] = False
-        removed = np.zeros(self.hands.shape, dtype=bool)
-        removed[rows, teller, self.tell_slot] = True
-        self._remove(removed)
+        slots = np.full((self.count, self.n), self.hand_size, dtype=np.int64)
+        slots[rows, teller] = self.tell_slot
+        self._drop(slots)
 
     def submit(self, substep: int, slots: np.ndarray) -> None:
         """The listeners' ``substep``-th picks, (T, n) hand slots (the storyteller's ignored);
@@ -128,17 +129,20 @@ class Tables:
         table = np.empty((self.count, k), dtype=np.int64)
         owners = np.empty((self.count, k), dtype=np.int64)
         table[:, 0], owners[:, 0] = self.teller_card, self.storyteller
-        removed = np.zeros(self.hands.shape, dtype=bool)
         column = 1
         for offset in range(1, n):
             seat = (self.storyteller + offset) % n
             for pick in range(per):
-                slot = self.picks[rows, seat, pick]
-                table[:, column] = self.hands[rows, seat, slot]
+                table[:, column] = self.hands[rows, seat, self.picks[rows, seat, pick]]
                 owners[:, column] = seat
-                removed[rows, seat, slot] = True
                 column += 1
-        self._remove(removed)
+        # the picked cards leave the hands one at a time (a later slot moves up one when an
+        # earlier one leaves before it)
+        picks = np.where(listeners[:, :, None], self.picks, self.hand_size)
+        for pick in range(per):
+            slot = picks[:, :, pick]
+            self._drop(slot)
+            picks[:, :, pick + 1:] -= picks[:, :, pick + 1:] > slot[:, :, None]
         counters = (self.round[:, None] * k + np.arange(k)).astype(np.uint64)
         order = np.argsort(uniforms(self.display_base[:, None], counters), axis=1,
                            kind="stable")
@@ -179,14 +183,14 @@ class Tables:
 
     # -- hands and the pile -----------------------------------------------------------------
 
-    def _remove(self, removed: np.ndarray) -> None:
-        """Take the ``removed`` slots (T, n, H) out of the hands, the others keeping their
-        order (``list.remove``)."""
-        keep = ~removed & (np.arange(self.hand_size) < self.hand_len[:, :, None])
-        order = np.argsort(~keep, axis=2, kind="stable")
-        self.hands[:] = np.take_along_axis(self.hands, order, axis=2)
-        self.hand_len[:] = keep.sum(axis=2)
-        self.hands[np.arange(self.hand_size) >= self.hand_len[:, :, None]] = -1
+    def _drop(self, slots: np.ndarray) -> None:
+        """Take slot ``slots[t, seat]`` out of each hand (``hand_size``: none), the cards
+        after it moving up one (``list.remove``)."""
+        h = self.hand_size
+        index = np.minimum(self._slots + (self._slots >= slots[:, :, None]), h - 1)
+        self.hands[:] = np.take_along_axis(self.hands, index, axis=2)
+        self.hand_len -= slots < h
+        self.hands[self._slots >= self.hand_len[:, :, None]] = -1
 
     def _refill(self, going: np.ndarray) -> np.ndarray:
         """The engine's refill of the games ``going`` (from the storyteller's left, the
