@@ -89,6 +89,15 @@ class DixitVectorEnv(VectorEnv):
         columns = [np.arange(encoder.layout.slice(name).start, encoder.layout.slice(name).stop)
                    for name in COMPACT_FIELDS]
         self._small_columns = np.concatenate(columns)
+        # the compact fields as runs of adjacent columns of the flat layout:
+        # (flat start, compact start, width)
+        self._runs: list[tuple[int, int, int]] = []
+        for at, column in enumerate(self._small_columns.tolist()):
+            if self._runs and sum(self._runs[-1][::2]) == column:
+                start, small, width = self._runs[-1]
+                self._runs[-1] = (start, small, width + 1)
+            else:
+                self._runs.append((column, at, 1))
         self._small = {name: slice(start, start + column.size) for name, column, start in
                        zip(COMPACT_FIELDS, columns,
                            np.cumsum([0] + [c.size for c in columns[:-1]]).tolist(),
@@ -125,6 +134,7 @@ class DixitVectorEnv(VectorEnv):
         self._games = np.zeros(t, dtype=np.int64)
         self._base: int | None = None
         self.rows = np.arange(self.num_envs)
+        self._flat: np.ndarray | None = None
 
     # -- seeding ----------------------------------------------------------------------------
 
@@ -239,8 +249,13 @@ class DixitVectorEnv(VectorEnv):
         n, h, k = self.n_players, tables.hand_size, tables.shown
         t_rows = np.arange(self.num_tables)
         acting = tables.acting(kind)
-        obs[:] = 0.0
-        self._public(obs, tables.storyteller, tables.scores, tables.round)
+        public = slice(f["storyteller"].start, f["round"].stop)
+        if kind == TELL_CARD:  # a round begins: the public fields change (only) now
+            obs[:] = 0.0
+            self._public(obs, tables.storyteller, tables.scores, tables.round)
+        else:
+            obs[:, :, :public.start] = 0.0
+            obs[:, :, public.stop:] = 0.0
         obs[:, :, f["step"].start + kind] = 1.0
         obs[:, :, f["acting"].start] = acting
         present = np.arange(h) < tables.hand_len[:, :, None]
@@ -316,22 +331,30 @@ class DixitVectorEnv(VectorEnv):
                              "hand": np.full((rows, h), -1, dtype=np.int64),
                              "display": np.full((rows, k), -1, dtype=np.int64),
                              "clue": np.full(rows, -1, dtype=np.int64),
-                             "action_mask": masks})
+                             "action_mask": masks}, buffer=False)
 
-    def _shaped(self, compact: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _shaped(self, compact: dict[str, np.ndarray], buffer: bool = True
+                ) -> dict[str, np.ndarray]:
+        """The observations in the environment's form (flat: into its buffer, or into a new
+        array without ``buffer``)."""
         if self.observation_mode == "compact":
             return compact
-        return {"observation": self.flat_observations(compact),
+        if self._flat is None:
+            self._flat = np.empty((self.num_envs, self.encoder.size), dtype=np.float32)
+        out = self._flat if buffer else None
+        return {"observation": self.flat_observations(compact, out),
                 "action_mask": compact["action_mask"]}
 
-    def flat_observations(self, compact: Mapping[str, np.ndarray]) -> np.ndarray:
+    def flat_observations(self, compact: Mapping[str, np.ndarray],
+                          out: np.ndarray | None = None) -> np.ndarray:
         """The flat observation vectors (rows, ``encoder.size``) of compact observations: the
-        PettingZoo environment's, byte for byte."""
+        PettingZoo environment's, byte for byte (written into ``out`` if given)."""
         encoder, layout = self.encoder, self.encoder.layout
         small = np.asarray(compact["observation"])
         rows = small.shape[0]
-        flat = np.zeros((rows, encoder.size), dtype=np.float32)
-        flat[:, self._small_columns] = small
+        flat = np.empty((rows, encoder.size), dtype=np.float32) if out is None else out
+        for start, at, width in self._runs:  # every column is written: no zeroing first
+            flat[:, start:start + width] = small[:, at:at + width]
         flat[:, layout.slice("clue")] = self._clue_rows[np.asarray(compact["clue"])]
         for field in ("hand", "display"):
             cards = np.asarray(compact[field])

@@ -111,9 +111,12 @@ class Tables:
         self.clue[:] = clues
         self.teller_card[:] = self.hands[rows, teller, self.tell_slot]
         self.chosen[:] = False
-        slots = np.full((self.count, self.n), self.hand_size, dtype=np.int64)
-        slots[rows, teller] = self.tell_slot
-        self._drop(slots)
+        h = self.hand_size  # the storyteller's card leaves its hand (list.remove)
+        index = np.minimum(self._slots + (self._slots >= self.tell_slot[:, None]), h - 1)
+        hand = np.take_along_axis(self.hands[rows, teller], index, axis=1)
+        self.hand_len[rows, teller] -= 1
+        hand[self._slots >= self.hand_len[rows, teller][:, None]] = -1
+        self.hands[rows, teller] = hand
 
     def submit(self, substep: int, slots: np.ndarray) -> None:
         """The listeners' ``substep``-th picks, (T, n) hand slots (the storyteller's ignored);

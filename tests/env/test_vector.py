@@ -44,17 +44,23 @@ def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
 
 
-def same_games(n: int, preset: str, options: dict, steps: int, seed: int) -> int:
-    """Step a compact vector env and one PettingZoo env per table with the same actions,
-    comparing everything; the number of games finished."""
-    vector = DixitVectorEnv(TABLES, n, preset, observations="compact", **options)
+def same_games(n: int, preset: str, options: dict, steps: int, seed: int,
+               mode: str = "compact") -> int:
+    """Step a vector env and one PettingZoo env per table with the same actions, comparing
+    everything; the number of games finished."""
+    vector = DixitVectorEnv(TABLES, n, preset, observations=mode, **options)
+
+    def flat_of(given: dict) -> np.ndarray:
+        return given["observation"] if mode == "flat" else \
+            vector.flat_observations(given)
+
     tables = [dixit_env.parallel_env(n, preset, **options) for _ in range(TABLES)]
     compact, _ = vector.reset(seed=seed)
     expected = [table.reset(seed=seed + i)[0] for i, table in enumerate(tables)]
     rng = np.random.default_rng(seed)
     games = 0
     for step in range(steps):
-        flat = vector.flat_observations(compact)
+        flat = flat_of(compact)
         for i, table in enumerate(tables):
             for seat, agent in enumerate(table.possible_agents):
                 row, where = i * n + seat, f"step {step}, table {i}, seat {seat}"
@@ -78,7 +84,7 @@ def same_games(n: int, preset: str, options: dict, steps: int, seed: int) -> int
                 games += 1
                 final = infos["final_obs"]
                 assert infos["_final_obs"][rows].all()
-                assert np.array_equal(vector.flat_observations(final)[rows],
+                assert np.array_equal(flat_of(final)[rows],
                                       [observations[agent]["observation"] for agent in agents])
                 assert np.array_equal(final["action_mask"][rows],
                                       [observations[agent]["action_mask"] for agent in agents])
@@ -91,6 +97,11 @@ def same_games(n: int, preset: str, options: dict, steps: int, seed: int) -> int
 def test_the_same_games_as_the_pettingzoo_env(n, preset, options, steps):
     games = same_games(n, preset, options, steps, seed=11 + n)
     assert games >= 2 * TABLES  # each table ended a game and went on into the next
+
+
+def test_flat_observations_play_the_same_games():
+    assert same_games(3, "classic", {"max_rounds": 3}, 80, seed=8, mode="flat") \
+        >= 2 * TABLES
 
 
 def test_a_restricted_clue_list_plays_the_same_games():
