@@ -58,9 +58,9 @@ class DixitVectorEnv(VectorEnv):
     other fields in ``observation`` (:data:`COMPACT_FIELDS`);
     :meth:`flat_observations` turns it into the flat vectors, the same bytes. The arrays
     returned are the environment's buffers, rewritten by the next ``step``: copy what you
-    keep. An illegal action (outside its row's mask, a non-pass action of a seat that does not
-    decide) raises ``ValueError`` naming the table, agent, round, step and action, before
-    anything changes."""
+    keep (and do not write into them: the next step reads them). An illegal action (outside
+    its row's mask, a non-pass action of a seat that does not decide) raises ``ValueError``
+    naming the table, agent, round, step and action, before anything changes."""
 
     def __init__(self, num_tables: int = 64, n_players: int = 4,
                  rules: str | RuleSet = "classic", deck: str | Deck = "dreams",
@@ -72,6 +72,11 @@ class DixitVectorEnv(VectorEnv):
             raise ValueError(f"num_tables must be a positive integer, got {num_tables!r}")
         if reward not in ("points", "rank"):
             raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")
+        for option in ("on_illegal", "render_mode", "render_seat"):
+            if option in rule_options:
+                raise ValueError(f"{option}: the vector environment has no such option (it "
+                                 f"raises on an illegal action and does not render); the "
+                                 f"parallel environment has it")
         if observations not in ("flat", "compact"):
             raise ValueError(f"observations must be 'flat' or 'compact', got {observations!r}")
         self.metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}

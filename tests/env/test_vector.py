@@ -197,6 +197,8 @@ def test_bad_options_are_clear_errors():
         DixitVectorEnv(2, observations="pixels")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="reward"):
         DixitVectorEnv(2, reward="score")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="on_illegal: the vector environment has no such"):
+        DixitVectorEnv(2, on_illegal="fallback")
     with pytest.raises(RuntimeError, match="reset"):
         DixitVectorEnv(2).step(np.zeros(8, dtype=np.int64))
 
