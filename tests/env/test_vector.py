@@ -67,6 +67,9 @@ def same_games(n: int, preset: str, options: dict, steps: int, seed: int,
                 assert np.array_equal(flat[row], expected[i][agent]["observation"]), where
                 assert np.array_equal(compact["action_mask"][row],
                                       expected[i][agent]["action_mask"]), where
+                if mode == "compact":  # the card numbers: the seat's own hand, no other
+                    hand = [card for card in compact["hand"][row].tolist() if card >= 0]
+                    assert hand == list(table.game.hand(seat)), where
         actions = random_actions(compact["action_mask"], rng)
         compact, rewards, terminations, truncations, infos = vector.step(actions)
         for i, table in enumerate(tables):
