@@ -31,7 +31,7 @@ import dixit_lab.env as dixit_env
 from dixit_lab.env import random_policy
 
 N_PLAYERS, RULES = 4, "classic"
-_BITS = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.int32)
+_BITS = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.uint8)
 
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -40,9 +40,10 @@ def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     eight actions a byte."""
     rows = np.arange(len(masks))
     packed = np.packbits(masks.view(bool), axis=1)
-    legal_before = np.cumsum(_BITS[packed], axis=1, dtype=np.int32)
-    target = (rng.random(len(masks)) * legal_before[:, -1]).astype(np.int32)
-    byte = (legal_before <= target[:, None]).sum(axis=1)
+    counts = np.int16 if masks.shape[1] < 2**15 else np.int32
+    legal_before = np.cumsum(_BITS[packed], axis=1, dtype=counts)
+    target = (rng.random(len(masks)) * legal_before[:, -1]).astype(counts)
+    byte = np.argmax(legal_before > target[:, None], axis=1)
     earlier = np.where(byte > 0, legal_before[rows, np.maximum(byte - 1, 0)], 0)
     bits = np.unpackbits(packed[rows, byte][:, None], axis=1)
     bit = np.argmax(np.cumsum(bits, axis=1) > (target - earlier)[:, None], axis=1)
