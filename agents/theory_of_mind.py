@@ -155,10 +155,9 @@ class TheoryOfMindAgent(ModelStoryteller):
         return self._models
 
     def _points(self, h: int, hand: list[int], round_index: int) -> np.ndarray:
-        model = self.type_models[h]
+        find, variance = self.type_models[h].rows_at(round_index, hand)
         return expected_storyteller_points(
-            model.find_at(round_index)[hand], self.context.n_players - 1, self.context.rules,
-            model.variance_at(round_index)[hand]).astype(np.float32)
+            find, self.context.n_players - 1, self.context.rules, variance).astype(np.float32)
 
     def type_points(self, hand: list[int], round_index: int) -> np.ndarray:
         """(types, len(hand), clues) float32: each type's expected points of the hand's pairs

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dixit_lab.core.rules import get_rules
+from dixit_lab.listener.hand_survival import HandDynamics
 from dixit_lab.listener.model import (
     ListenerModel,
     decoy_rank_probability,
@@ -289,3 +290,29 @@ def test_a_rounds_table_is_the_table_of_its_pool_law(shipped_similarity, n_playe
         assert np.abs(table - find).max() < 0.004, round_index
     # the hands lose the cards that match clues well: later rounds are found more often
     assert model.find_at(model.rounds - 1).mean() > model.find_at(0).mean() + 0.01
+
+
+def test_a_hands_rows_are_the_rows_of_the_rounds_tables_without_building_them():
+    """``rows_at`` gives exactly the rows of ``find_at`` / ``variance_at`` (interpolated from
+    the anchors for those rows only), and keeps no table of its own."""
+    from dixit_lab.embeddings import get_space
+
+    rules = get_rules("classic")
+    space = get_space("conse", "dreams", "default")
+    fresh = ListenerModel.build(space.similarity, 0.05, rules.hand_size_for(6),
+                                rules.cards_per_player(6), 4, 0.05,
+                                HandDynamics.of(rules, 6, space.similarity.shape[1]))
+    rng = np.random.default_rng(3)
+    hands = [rng.choice(space.similarity.shape[1], 6, replace=False).tolist() for _ in range(40)]
+    rounds = range(fresh.rounds + 2)
+    rows = [fresh.rows_at(r, hand) for r in rounds for hand in hands]
+    assert len(fresh.anchor_find) > 1 and fresh._tables == {}  # none built
+    expected = [(fresh.find_at(r)[hand], fresh.variance_at(r)[hand]) for r in rounds
+                for hand in hands]
+    for (find, variance), (want_find, want_variance) in zip(rows, expected, strict=True):
+        assert find.dtype == np.float32 and np.array_equal(find, want_find)
+        assert np.array_equal(variance, want_variance)
+    hand = hands[0]  # with the round's tables built, the rows come from them
+    assert all(np.array_equal(a, b) for a, b in zip(fresh.rows_at(0, hand),
+                                                     (fresh.find_at(0)[hand],
+                                                      fresh.variance_at(0)[hand]), strict=True))
