@@ -10,8 +10,8 @@ common work (docs/api.md lists it):
 * experiments: :func:`load_config`/:func:`parse_config`, :func:`run_experiment`,
   :func:`replay_folder`; records: :func:`read_jsonl`, :func:`write_jsonl`, :func:`show_game`;
 * embeddings: :func:`make_embedder`, :class:`EmbeddingSpace`;
-* learning: :func:`parallel_env` and :func:`single_agent_env` (``pip install 'dixit-lab[env]'``;
-  the AEC form is ``dixit_lab.env.env``).
+* learning: :func:`parallel_env`, :func:`single_agent_env` and :func:`vector_env` (``pip
+  install 'dixit-lab[env]'``; the AEC form is ``dixit_lab.env.env``).
 
 The experiment, embedding and environment names are imported when first used, so ``import
 dixit_lab`` stays light and never imports an optional stack.
@@ -33,7 +33,7 @@ from dixit_lab.records.format import GameRecord, RoundRecord, read_jsonl, write_
 
 if TYPE_CHECKING:
     from dixit_lab.embeddings import EmbeddingSpace, make_embedder
-    from dixit_lab.env import parallel_env, single_agent_env
+    from dixit_lab.env import parallel_env, single_agent_env, vector_env
     from dixit_lab.report.show import show_game
     from dixit_lab.run.experiment import ExperimentConfig, load_config, parse_config
     from dixit_lab.run.replay import replay_folder
@@ -47,6 +47,7 @@ _LAZY = {
     "make_embedder": "dixit_lab.embeddings",
     "parallel_env": "dixit_lab.env",
     "single_agent_env": "dixit_lab.env",
+    "vector_env": "dixit_lab.env",
     "show_game": "dixit_lab.report.show",
     "ExperimentConfig": "dixit_lab.run.experiment",
     "load_config": "dixit_lab.run.experiment",
@@ -102,5 +103,6 @@ __all__ = [
     "score_round",
     "show_game",
     "single_agent_env",
+    "vector_env",
     "write_jsonl",
 ]

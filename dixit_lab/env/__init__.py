@@ -3,6 +3,8 @@
 * :func:`parallel_env` -- a native ``ParallelEnv``: one step is one phase of a round;
 * :func:`env` -- its AEC form (``parallel_to_aec``, order-enforced);
 * :func:`single_agent_env` -- one learning seat against dixit_lab agents, a Gymnasium ``Env``;
+* :func:`vector_env` -- many tables stepped at once over NumPy arrays, a Gymnasium
+  ``VectorEnv`` with a row per table and seat;
 * :class:`AgentPolicy` -- any dixit_lab agent as a policy of the environment (opponents);
 * the ``policy`` agent (``dixit_lab_agents.policy_agent``) -- a trained policy in tournaments.
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
     from dixit_lab.env.parallel import DixitParallelEnv
     from dixit_lab.env.single import DixitSingleAgentEnv
+    from dixit_lab.env.vector import DixitVectorEnv
 
 __all__ = [
     "ActionLayout",
@@ -35,6 +38,7 @@ __all__ = [
     "parallel_env",
     "random_policy",
     "single_agent_env",
+    "vector_env",
 ]
 
 
@@ -80,3 +84,16 @@ def single_agent_env(opponents: Any = ("literal", "literal", "literal"), seat: i
     from dixit_lab.env.single import DixitSingleAgentEnv
 
     return DixitSingleAgentEnv(list(opponents), seat, render_mode, **options)
+
+
+def vector_env(num_tables: int = 64, n_players: int = 4, rules: Any = "classic",
+               deck: Any = "dreams", embedder: str = "conse", **options: Any
+               ) -> DixitVectorEnv:
+    """``num_tables`` tables of :func:`parallel_env` stepped at once, a Gymnasium
+    ``VectorEnv`` (see :class:`~dixit_lab.env.vector.DixitVectorEnv` for ``options``:
+    ``observations="flat"`` or ``"compact"``, clue bank, clue actions, reward, rule
+    options)."""
+    _require_pettingzoo()
+    from dixit_lab.env.vector import DixitVectorEnv
+
+    return DixitVectorEnv(num_tables, n_players, rules, deck, embedder, **options)

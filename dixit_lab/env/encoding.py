@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
-from dixit_lab.core.rules import RuleSet, max_round_points
-from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError
+from dixit_lab.core.cards import Deck, load_deck
+from dixit_lab.core.rules import RuleSet, get_rules, max_round_points
+from dixit_lab.embeddings import EmbeddingSpace, ModelUnavailableError, get_space
 
 __all__ = [
     "STEP_NAMES",
@@ -40,6 +41,7 @@ __all__ = [
     "Encoder",
     "ObservationLayout",
     "SeatState",
+    "table_encoder",
 ]
 
 TELL_CARD, TELL_CLUE, SUBMIT, VOTE = 0, 1, 2, 3
@@ -331,3 +333,30 @@ class Encoder:
                                  f"got {answer!r}")
             return [offsets.hand_offset + view.hand.index(card) for card in cards]
         return [offsets.display_offset + int(answer)]
+
+
+def table_encoder(n_players: int, rules: str | RuleSet, deck: str | Deck, embedder: str,
+                  clues: str, clue_texts: Sequence[str] | None, space: EmbeddingSpace | None,
+                  rule_options: dict[str, Any]) -> tuple[RuleSet, Deck, Encoder]:
+    """The rules, deck and :class:`Encoder` of an environment's table, from its options (the
+    parallel and the vector environments take the same): ``rules`` a preset name with
+    ``rule_options`` or a :class:`RuleSet`, ``deck`` a name or a :class:`Deck`, the space of
+    ``embedder`` and ``clues`` unless ``space`` is given."""
+    if isinstance(rules, RuleSet):
+        if rule_options:
+            raise ValueError(f"rule options {sorted(rule_options)} need a preset name, "
+                             f"not a RuleSet")
+    else:
+        rules = get_rules(rules, **rule_options)
+    deck = load_deck(deck) if isinstance(deck, str) else deck
+    if space is None:
+        if not deck.has_images:
+            raise ValueError(f"deck {deck.name!r} has no images to embed; use an "
+                             f"image deck such as 'dreams', or pass space=")
+        space = get_space(embedder, deck, clues)
+    if len(space.deck) != len(deck):
+        raise ValueError(f"space has {len(space.deck)} cards but deck {deck.name!r} "
+                         f"has {len(deck)}")
+    encoder = Encoder(space, n_players, rules, clue_texts)
+    deck.check_playable(n_players, encoder.hand_size, encoder.n_displayed)
+    return rules, deck, encoder

@@ -19,10 +19,10 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from dixit_lab.core.agent import GameContext, PublicRound, TellView, VoteView
-from dixit_lab.core.cards import Deck, load_deck
-from dixit_lab.core.rules import RuleSet, get_rules
+from dixit_lab.core.cards import Deck
+from dixit_lab.core.rules import RuleSet
 from dixit_lab.core.seeding import GameSeed, game_seed
-from dixit_lab.embeddings import EmbeddingSpace, get_space
+from dixit_lab.embeddings import EmbeddingSpace
 from dixit_lab.engine.answer_checks import (
     as_int as _as_action,  # the engine's reading of an integer answer
 )
@@ -33,8 +33,8 @@ from dixit_lab.env.encoding import (
     TELL_CLUE,
     VOTE,
     ActionLayout,
-    Encoder,
     SeatState,
+    table_encoder,
 )
 from dixit_lab.records.format import GameRecord
 
@@ -68,22 +68,8 @@ class DixitParallelEnv(ParallelEnv):
                  clue_texts: Sequence[str] | None = None, space: EmbeddingSpace | None = None,
                  reward: Reward = "points", on_illegal: Literal["raise", "fallback"] = "raise",
                  render_seat: int | None = None, **rule_options: Any) -> None:
-        if isinstance(rules, RuleSet):
-            if rule_options:
-                raise ValueError(f"rule options {sorted(rule_options)} need a preset name, "
-                                 f"not a RuleSet")
-            self.rules = rules
-        else:
-            self.rules = get_rules(rules, **rule_options)
-        self.deck = load_deck(deck) if isinstance(deck, str) else deck
-        if space is None:
-            if not self.deck.has_images:
-                raise ValueError(f"deck {self.deck.name!r} has no images to embed; use an "
-                                 f"image deck such as 'dreams', or pass space=")
-            space = get_space(embedder, self.deck, clues)
-        if len(space.deck) != len(self.deck):
-            raise ValueError(f"space has {len(space.deck)} cards but deck {self.deck.name!r} "
-                             f"has {len(self.deck)}")
+        self.rules, self.deck, self.encoder = table_encoder(
+            n_players, rules, deck, embedder, clues, clue_texts, space, rule_options)
         if reward not in ("points", "rank"):
             raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")
         if on_illegal not in ("raise", "fallback"):
@@ -94,8 +80,6 @@ class DixitParallelEnv(ParallelEnv):
         if render_seat is not None and not 0 <= render_seat < n_players:
             raise ValueError(f"render_seat must be a seat 0..{n_players - 1} or None, "
                              f"got {render_seat!r}")
-        self.encoder = Encoder(space, n_players, self.rules, clue_texts)
-        self.deck.check_playable(n_players, self.encoder.hand_size, self.encoder.n_displayed)
         self.n_players = n_players
         self.reward_mode = reward
         self.on_illegal = on_illegal
