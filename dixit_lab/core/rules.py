@@ -13,7 +13,7 @@ import functools
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -24,16 +24,19 @@ __all__ = [
     "FIRST_STORYTELLER_MODES",
     "PRESETS",
     "IllegalAction",
+    "PointTables",
     "RoundScore",
     "RuleError",
     "RuleSet",
     "get_rules",
     "max_round_points",
+    "point_tables",
     "round_outcome",
     "round_points",
     "score_batch",
     "score_round",
     "search_points",
+    "table_points",
     "vote_bonus",
 ]
 
@@ -116,6 +119,15 @@ class RuleSet:
                 f"players, got {n_players}"
             )
 
+    def __copy__(self) -> RuleSet:
+        """Another rule set with the same fields (each seat's own copy, every game), set field
+        by field: ``copy.copy``'s default for a frozen dataclass with slots goes through the
+        pickling protocol, five times slower."""
+        twin = object.__new__(type(self))
+        for name, value in zip(_FIELD_NAMES, _field_values(self), strict=True):
+            object.__setattr__(twin, name, value)
+        return twin
+
     def options(self) -> dict[str, Any]:
         """All fields as a plain dict (for records and configs); an option added after the
         first records were written is left out while it has its default, so that the records
@@ -125,6 +137,10 @@ class RuleSet:
             if options[field] == default:
                 del options[field]
         return options
+
+
+_FIELD_NAMES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(RuleSet))
+_field_values = operator.attrgetter(*_FIELD_NAMES)
 
 
 def _problems(rules: RuleSet) -> list[str]:
@@ -376,10 +392,36 @@ def round_outcome(finders: int, voters: int) -> Outcome:
     return "all_found" if finders == voters else "some_found"
 
 
+class PointTables(NamedTuple):
+    """A table's points by count, read from :func:`search_points` and :func:`vote_bonus`
+    once: ``storyteller``, ``finder`` and ``missed`` by the number of finders, ``bonus`` by the
+    votes a listener's cards received (0 .. n_players - 1)."""
+
+    storyteller: tuple[int, ...]
+    finder: tuple[int, ...]
+    missed: tuple[int, ...]
+    bonus: tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def point_tables(rules: RuleSet, n_players: int) -> PointTables:
+    """The :class:`PointTables` of ``rules`` at ``n_players`` (the reference engine reads
+    them once a game)."""
+    teller, finder, missed = search_points(rules, n_players)
+    bonus = tuple(int(vote_bonus(rules, received)) for received in range(n_players))
+    return PointTables(teller, finder, missed, bonus)
+
+
 def round_points(rules: RuleSet, storyteller: int, card_owner: Sequence[int],
                  votes: Sequence[int | None]) -> tuple[int, ...]:
     """The points of a round already known to be legal (``votes`` by seat, ``None`` for the
     storyteller): the engine's fast path, equal to ``score_round(...).points``."""
+    return table_points(point_tables(rules, len(votes)), storyteller, card_owner, votes)
+
+
+def table_points(tables: PointTables, storyteller: int, card_owner: Sequence[int],
+                 votes: Sequence[int | None]) -> tuple[int, ...]:
+    """:func:`round_points` from the table's :func:`point_tables`."""
     n = len(votes)
     received = [0] * n
     found = [False] * n
@@ -393,11 +435,9 @@ def round_points(rules: RuleSet, storyteller: int, card_owner: Sequence[int],
             finders += 1
         elif owner != seat:  # a vote on one's own card (own_card_votes) earns nothing
             received[owner] += 1
-    teller, finder, missed = search_points(rules, n)
-    hit, miss = finder[finders], missed[finders]
-    points = [(hit if found[seat] else miss) + vote_bonus(rules, received[seat])
-              for seat in range(n)]
-    points[storyteller] = teller[finders]
+    hit, miss, bonus = tables.finder[finders], tables.missed[finders], tables.bonus
+    points = [(hit if found[seat] else miss) + bonus[received[seat]] for seat in range(n)]
+    points[storyteller] = tables.storyteller[finders]
     return tuple(points)
 
 

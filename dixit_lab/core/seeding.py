@@ -24,6 +24,8 @@ from, so that the batched engine can reproduce them) and ``context.rng``, a nump
 from __future__ import annotations
 
 import hashlib
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,7 +35,7 @@ __all__ = [
     "GameSeed",
     "Streams",
     "deal_seed",
-    "first_blocks",
+    "first_numbers",
     "game_key",
     "game_keys",
     "game_seed",
@@ -261,34 +263,46 @@ class CounterStream:
     ``next()`` returns the stream's next number; numbers are computed in blocks, but the
     ``i``-th number handed out is always ``uniforms(base, i)``, whatever the block size.
     ``first`` may hand in the first block, computed elsewhere (the engine computes every seat's
-    first block in one NumPy call).
+    first block in one NumPy call). ``next`` is the C-level ``__next__`` of a chain of blocks,
+    so a draw costs no Python call (agents draw a few dozen numbers a game).
     """
 
-    __slots__ = ("_base", "_block", "_buffer", "_next")
+    __slots__ = ("_base", "_block", "_next", "next")
+
+    next: Callable[[], float]
 
     def __init__(self, base: int, block: int = 32, first: list[float] | None = None) -> None:
         self._base = np.uint64(base)
         self._block = block
-        self._buffer: list[float] = first[::-1] if first else []
         self._next = len(first) if first else 0
+        blocks = itertools.chain((first,) if first else (), self._blocks())
+        self.next = itertools.chain.from_iterable(blocks).__next__
 
-    def next(self) -> float:
-        if not self._buffer:
+    def _blocks(self) -> Iterator[list[float]]:
+        while True:
             counters = np.arange(self._next, self._next + self._block, dtype=np.uint64)
-            self._buffer = uniforms(self._base, counters).tolist()
-            self._buffer.reverse()
             self._next += self._block
-        return self._buffer.pop()
+            yield uniforms(self._base, counters).tolist()
 
     def take(self, count: int, offset: int = 0) -> np.ndarray:
         """Numbers ``offset .. offset + count - 1`` of the stream, without moving it."""
         return uniforms(self._base, np.arange(offset, offset + count, dtype=np.uint64))
 
 
-def first_blocks(bases: list[int], block: int = 32) -> list[list[float]]:
-    """The first ``block`` numbers of each of the streams with ``bases``, in one NumPy call."""
-    array = np.array(bases, dtype=np.uint64)[:, None]
-    return uniforms(array, np.arange(block, dtype=np.uint64)).tolist()
+_FIRST: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def first_numbers(bases: Sequence[int], counts: tuple[int, ...]) -> np.ndarray:
+    """The first ``counts[i]`` numbers of the stream with ``bases[i]``, for every ``i``, one
+    after another in one array: ``uniforms`` of them all in one NumPy call (a game's deal, its
+    display orders and every seat's first block cost one call, not one each)."""
+    layout = _FIRST.get(counts)
+    if layout is None:
+        layout = _FIRST[counts] = (
+            np.repeat(np.arange(len(counts)), counts),
+            np.concatenate([np.arange(count, dtype=np.uint64) for count in counts]))
+    which, counters = layout
+    return uniforms(np.array(bases, dtype=np.uint64)[which], counters)
 
 
 def stream(seed: GameSeed, *key: int) -> np.random.Generator:

@@ -34,12 +34,12 @@ from dixit_lab.core.agent import (
     seat_names,
 )
 from dixit_lab.core.cards import Deck
-from dixit_lab.core.rules import IllegalAction, RuleSet, round_points
+from dixit_lab.core.rules import IllegalAction, RuleSet, point_tables, table_points
 from dixit_lab.core.seeding import (
     GameSeed,
     Streams,
     as_seed_sequence,
-    first_blocks,
+    first_numbers,
     game_key,
     permutation,
     seat_bases,
@@ -69,6 +69,7 @@ Action = Literal["tell", "submit", "vote"]
 FALLBACK_CLUE = "(no clue)"
 _FALLBACK = 3  # sub-stream of the game's SeedSequence for fallback actions
 _DISPLAY_BLOCK = 16  # display orders computed at a time (any block size gives the same orders)
+_SEAT_BLOCK = 32     # numbers of each seat's stream computed at the start of a game
 
 
 class Decision(NamedTuple):
@@ -125,20 +126,43 @@ def play_game(
             agent.begin_game(game.context(seat))
         except Exception as error:  # an agent's exception is a fault like an illegal action
             game.hook_failed(seat, "begin_game", error)
-    event = game.start()
-    while event is not None:
-        if isinstance(event, Phase):
-            event = game.send([agent_answer(agents[decision.seat], decision)
-                               for decision in event.decisions])
-        else:
-            for seat, agent in enumerate(agents):
-                try:
-                    agent.observe(event)
-                except Exception as error:
-                    game.hook_failed(seat, "observe", error)
-            event = game.send(None)
+    # the seats whose ``observe`` does something (the base class's does nothing)
+    observers = [(seat, agent) for seat, agent in enumerate(agents) if _observes(agent)]
+    # the game's generator, driven here without ``send``'s bookkeeping: one game is ~45
+    # events, and each answer is what ``agent_answer`` gives (written out: ~100 decisions)
+    steps = game._begin()
+    try:
+        event = steps.send(None)
+        while True:
+            if type(event) is Phase:
+                answers: list[Any] = []
+                action = event.action
+                for decision in event.decisions:
+                    try:
+                        answers.append(getattr(agents[decision.seat], action)(decision.view))
+                    except AgentFailure as failure:
+                        answers.append(Failure(failure.kind, str(failure), failure))
+                    except Exception as error:
+                        answers.append(Failure("raised", _raised(error), error))
+                event = steps.send(answers)
+            else:
+                for seat, agent in observers:
+                    try:
+                        agent.observe(event)
+                    except Exception as error:
+                        game.hook_failed(seat, "observe", error)
+                event = steps.send(None)
+    except StopIteration as stop:
+        game.record = stop.value
     assert game.record is not None
     return game.record
+
+
+def _observes(agent: Agent) -> bool:
+    """Whether ``agent.observe`` may do anything: False for the base class's, which does
+    nothing (play_game then calls it not at all)."""
+    method = getattr(agent, "observe", None)
+    return getattr(method, "__func__", None) is not Agent.observe
 
 
 def agent_answer(agent: Agent, decision: Decision,
@@ -186,7 +210,17 @@ class GameSteps:
         self.seq = as_seed_sequence(seed)
         self.key = game_key(self.seq)
         bases = seat_bases(self.key, n)
-        firsts = first_blocks(bases)
+        # every number the game needs first, in one NumPy call: the deal (one number per
+        # card), a block of display orders and each seat's first block
+        k, deck_size = self.displayed, len(deck)
+        display_base = stream_base_int(*self.key, Streams.DISPLAY)
+        numbers = first_numbers(
+            [stream_base_int(*self.key, Streams.DEAL), display_base, *bases],
+            (deck_size, _DISPLAY_BLOCK * k, *(_SEAT_BLOCK,) * n))
+        self._deal_numbers = numbers[:deck_size]
+        end = deck_size + _DISPLAY_BLOCK * k
+        self.permutations: list[list[int]] = self._display_orders(numbers[deck_size:end])
+        firsts = numbers[end:].reshape(n, _SEAT_BLOCK).tolist()
         # each seat gets its own copies of the rules and the deck: nothing it can change for
         # the others, and nothing of the engine; the others are their public names (the
         # record's ``names`` are specs: how a seat thinks is not public)
@@ -197,8 +231,11 @@ class GameSteps:
         self._contexts = tuple(
             GameContext(seat, n, copy.copy(rules), copy.copy(deck), public, bases[seat],
                         firsts[seat]) for seat in range(n))
-        self.display_base = np.uint64(stream_base_int(*self.key, Streams.DISPLAY))
-        self.permutations: list[list[int]] = []
+        self.display_base = np.uint64(display_base)
+        self._points = point_tables(rules, n)
+        # the listeners of each storyteller, in play order from the storyteller's left
+        self._listeners = [[(teller + offset) % n for offset in range(1, n)]
+                           for teller in range(n)]
         self.rounds_shown = 0
         self.reshuffles = 0
         self.round_index = 0
@@ -216,10 +253,15 @@ class GameSteps:
         return self._contexts[seat]
 
     def start(self) -> Phase | PublicRound | None:
+        self._begin()
+        return self._advance(None)
+
+    def _begin(self) -> Generator[Any, Any, GameRecord]:
+        """The game's generator, once (``start`` advances it; ``play_game`` drives it)."""
         if self._steps is not None:
             raise RuntimeError("this game has already started")
         self._steps = self._play()
-        return self._advance(None)
+        return self._steps
 
     def send(self, answers: Sequence[Any] | None) -> Phase | PublicRound | None:
         if self._steps is None:
@@ -271,22 +313,28 @@ class GameSteps:
 
     def _next_permutation(self) -> list[int]:
         """The display order of the next round: round r sorts numbers r*k .. r*k+k-1 of the
-        display stream (k displayed cards); computed for a block of rounds at a time."""
+        display stream (k displayed cards); computed for a block of rounds at a time (the
+        first block with the game's first numbers)."""
         if not self.permutations:
             k, first = self.displayed, self.rounds_shown
             counters = np.arange(first * k, (first + _DISPLAY_BLOCK) * k, dtype=np.uint64)
-            keys = uniforms(self.display_base, counters).reshape(_DISPLAY_BLOCK, k)
-            self.permutations = keys.argsort(axis=1, kind="stable").tolist()
-            self.permutations.reverse()
+            self.permutations = self._display_orders(uniforms(self.display_base, counters))
         self.rounds_shown += 1
         return self.permutations.pop()
+
+    def _display_orders(self, numbers: np.ndarray) -> list[list[int]]:
+        """The display orders of a block of rounds from their numbers, the last round first
+        (taken with ``pop()``)."""
+        orders: list[list[int]] = numbers.reshape(_DISPLAY_BLOCK, self.displayed).argsort(
+            axis=1, kind="stable").tolist()
+        orders.reverse()
+        return orders
 
     # -- the game ---------------------------------------------------------------------------
 
     def _play(self) -> Generator[Any, Any, GameRecord]:
         n, rules = self.n, self.rules
-        order = permutation(np.uint64(stream_base_int(*self.key, Streams.DEAL)),
-                            self.deck_size).tolist()
+        order: list[int] = self._deal_numbers.argsort(kind="stable").tolist()
         hands = self._hands = [order[s * self.hand_size:(s + 1) * self.hand_size]
                                for s in range(n)]
         pile = order[n * self.hand_size:]
@@ -299,21 +347,23 @@ class GameSteps:
             draw = uniforms(stream_base(*self.key, Streams.FIRST_STORYTELLER), 0)
             storyteller = min(int(float(draw[0]) * n), n - 1)
         scores = [0] * n
+        perceived = [context.perceived for context in self._contexts]
         rounds: list[RoundRecord] = []
         history: tuple[PublicRound, ...] = ()
         end_reason: EndReason = "max_rounds"
         for round_index in range(rules.max_rounds):
             self.round_index = round_index
             record = yield from self._round(round_index, storyteller, hands, scores, history)
-            public = PublicRound(round_index, storyteller, record.clue, record.display,
-                                 record.card_owner, record.votes, record.points, record.scores)
+            public = _new(PublicRound, (round_index, storyteller, record.clue, record.display,
+                                        record.card_owner, record.votes, record.points,
+                                        record.scores))
             history = (*history, public)
             yield public
             if self.faults:  # faults of the agents' ``observe`` of this round
                 record = record.with_faults(tuple(self.faults))
             self.faults = []
-            unheard = tuple(seat for seat, context in enumerate(self._contexts)
-                            if seat != storyteller and not context.perceived(record.clue))
+            unheard = tuple([seat for seat in range(n) if seat != storyteller
+                             and not perceived[seat](record.clue)])
             if unheard:  # seats that could not perceive the clue (counted in agents.csv)
                 record = record.with_unperceived(unheard)
             rounds.append(record)
@@ -347,7 +397,7 @@ class GameSteps:
                 hand[:] = dealt
             return False
         n, size, mode = self.n, self.hand_size, self.rules.deck_exhausted
-        need = sum(size - len(hand) for hand in hands)
+        need = n * size - sum(map(len, hands))
         if len(pile) < need:
             if mode == "end_when_cannot_refill":
                 return True
@@ -375,26 +425,30 @@ class GameSteps:
                scores: list[int], history: tuple[PublicRound, ...]
                ) -> Generator[Any, Any, RoundRecord]:
         n, per_player = self.n, self.per_player
-        listeners = [(storyteller + offset) % n for offset in range(1, n)]
+        listeners = self._listeners[storyteller]
         public_scores = tuple(scores)
         teller_hand = hands[storyteller]
 
         teller_view_hand = tuple(teller_hand)
-        view = TellView(storyteller, round_index, teller_view_hand, public_scores, history)
-        (clue,) = yield Phase("tell", (Decision(storyteller, "tell", view),))
-        problem = None if type(clue) is Failure else tell_problem(clue, teller_hand)
-        rng = self._problem(storyteller, "tell", clue, problem)
-        if rng is not None:
-            clue = Clue(teller_hand[int(rng.integers(len(teller_hand)))], FALLBACK_CLUE)
-        teller_card, text = operator.index(clue.card), clue.text
+        view = _new(TellView, (storyteller, round_index, teller_view_hand, public_scores,
+                               history))
+        (clue,) = yield _new(Phase, ("tell", (_new(Decision, (storyteller, "tell", view)),)))
+        if not (type(clue) is Clue and type(teller_card := clue.card) is int
+                and teller_card in teller_hand and type(text := clue.text) is str
+                and text.isprintable() and text.strip()):  # else: the checks, one by one
+            problem = None if type(clue) is Failure else tell_problem(clue, teller_hand)
+            rng = self._problem(storyteller, "tell", clue, problem)
+            if rng is not None:
+                clue = Clue(teller_hand[int(rng.integers(len(teller_hand)))], FALLBACK_CLUE)
+            teller_card, text = operator.index(clue.card), clue.text
         teller_hand.remove(teller_card)
 
-        decisions = tuple(
-            Decision(seat, "submit", SubmitView(seat, round_index, storyteller, text,
-                                                tuple(hands[seat]), per_player, public_scores,
-                                                history))
-            for seat in listeners)
-        answers = yield Phase("submit", decisions)
+        decisions = tuple([
+            _new(Decision, (seat, "submit", _new(SubmitView, (
+                seat, round_index, storyteller, text, tuple(hands[seat]), per_player,
+                public_scores, history))))
+            for seat in listeners])
+        answers = yield _new(Phase, ("submit", decisions))
         table = [teller_card]
         owners = [storyteller]
         for seat, cards in zip(listeners, answers, strict=True):
@@ -423,12 +477,12 @@ class GameSteps:
         positions: list[list[int]] = [[] for _ in range(n)]
         for position, owner in enumerate(card_owner):
             positions[owner].append(position)
-        decisions = tuple(
-            Decision(seat, "vote", VoteView(seat, round_index, storyteller, text,
-                                            tuple(hands[seat]), display, tuple(positions[seat]),
-                                            public_scores, history))
-            for seat in listeners)
-        answers = yield Phase("vote", decisions)
+        decisions = tuple([
+            _new(Decision, (seat, "vote", _new(VoteView, (
+                seat, round_index, storyteller, text, tuple(hands[seat]), display,
+                tuple(positions[seat]), public_scores, history))))
+            for seat in listeners])
+        answers = yield _new(Phase, ("vote", decisions))
         votes: list[int | None] = [None] * n
         own_allowed = self.rules.own_card_votes  # then every displayed card is a legal vote
         for seat, vote in zip(listeners, answers, strict=True):
@@ -443,12 +497,19 @@ class GameSteps:
                 vote = allowed[int(rng.integers(len(allowed)))]
             votes[seat] = operator.index(vote)
 
-        points = round_points(self.rules, storyteller, card_owner, votes)
+        points = table_points(self._points, storyteller, card_owner, votes)
         for seat in range(n):
             scores[seat] += points[seat]
-        faults, self.faults = tuple(self.faults), []
+        faults: tuple[Fault, ...] = ()
+        if self.faults:
+            faults, self.faults = tuple(self.faults), []
         return RoundRecord(storyteller, text, teller_card, display, card_owner, tuple(votes),
                            points, tuple(scores), faults, teller_view_hand)
+
+
+#: builds a view, a decision or a phase (named tuples) from a tuple of its fields in C,
+#: without the Python-level ``__new__`` of a named tuple: ~20 of them a round
+_new = tuple.__new__
 
 
 _OPTIONS: dict[RuleSet, dict[str, Any]] = {}
