@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, Protocol, overload
 
 import numpy as np
 
@@ -22,14 +22,12 @@ from dixit_lab.engine.seats import GameFailed, make_seat_agent, seat_info
 from dixit_lab.engine.trust import TRUSTED, Isolation
 from dixit_lab.errors import ConfigError
 
-if TYPE_CHECKING:
-    from dixit_lab.run.experiment import ExperimentConfig
-
 __all__ = [
     "GameFailed",
     "GameSpec",
     "Schedule",
     "TableSetup",
+    "TableSource",
     "make_seat_agent",
     "play_chunk",
     "schedule_games",
@@ -165,7 +163,26 @@ class TableSetup:
         return "compiled", f"every agent has a compiled form and the run has {self.games:,} games"
 
 
-def table_setup(config: ExperimentConfig, secret: bytes | None = None) -> TableSetup:
+class TableSource(Protocol):
+    """What :func:`table_setup` reads of a config (a ``run.experiment.ExperimentConfig``)."""
+
+    @property
+    def seed(self) -> int: ...
+    @property
+    def deck(self) -> str: ...
+    @property
+    def on_illegal(self) -> str: ...
+    @property
+    def engine(self) -> str: ...
+    @property
+    def games(self) -> int: ...
+    def seats(self) -> list[tuple[str, str]]: ...
+    def rule_set(self) -> RuleSet: ...
+    def isolation(self) -> tuple[Isolation, ...]: ...
+    def public_names(self) -> tuple[str, ...]: ...
+
+
+def table_setup(config: TableSource, secret: bytes | None = None) -> TableSetup:
     """The :class:`TableSetup` of a config: its pool's names, specs, public names and
     isolation, its rules, deck, seed and engine; ``secret``: the run's deal secret
     (:func:`~dixit_lab.run.deal_secret.run_secret`), None for deals from the seed alone."""
