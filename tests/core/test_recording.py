@@ -4,6 +4,7 @@ setup, and the process that plays a chunk opens it (no environment variable carr
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,10 @@ from dixit_lab.core.recording import (
     get_recorder,
     recording,
 )
+from dixit_lab.core.rules import get_rules
 from dixit_lab.engine.trust import AgentInfo
+from dixit_lab.run.executors import chunked, run_chunks
+from dixit_lab.run.tournament import TableSetup, play_chunk, schedule_games
 from dixit_lab_agents.random_agent import RandomAgent
 
 _opened: list[tuple[str, str | None, dict[str, Any] | None]] = []  # the probe's open sessions
@@ -86,3 +90,23 @@ def test_a_recording_opens_each_named_recorder_once_and_closes_it(tmp_path):
 def test_chunk_player_is_a_recorder_that_plays_chunks():
     assert chunk_player(["test-probe", None]) is None
     assert chunk_player(["test-probe", "exchanges"]) is get_recorder("exchanges")
+
+
+def test_every_process_that_plays_a_chunk_opens_the_setup_recording(tmp_path):
+    setup = TableSetup(seed=9, rules=get_rules("classic"), deck="numbered-84",
+                       names=("a", "b", "c", "d"), specs=("test-recorded", "random") * 2,
+                       on_illegal="raise", engine="reference")
+    specs = schedule_games("rotation", 4, 4, 8, seed=9)
+    with pytest.raises(Exception, match="outside its recorder's session"):
+        play_chunk(setup, specs[:1])  # no recording: the agent cannot play
+    assert setup.recorders() == ("test-probe",)
+    recorded = dataclasses.replace(setup, recording=Recording.of(tmp_path, setup.recorders()))
+    environment = dict(os.environ)
+    lines = dict(line for chunk in run_chunks(recorded, chunked(specs, 2), "process", 2)
+                 for line in chunk)
+    assert len(lines) == 8 and dict(os.environ) == environment
+    here = dict(line for chunk in run_chunks(recorded, chunked(specs, 3), "local")
+                for line in chunk)
+    assert lines == here  # where a chunk is played changes no record
+    pids = {path.name.split("-")[1] for path in tmp_path.glob("opened-*")}
+    assert str(os.getpid()) in pids and len(pids) >= 2  # the warm-up here, and the workers
