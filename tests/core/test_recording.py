@@ -19,6 +19,7 @@ from dixit_lab.core.recording import (
     Recording,
     chunk_player,
     get_recorder,
+    recorder_columns,
     recording,
 )
 from dixit_lab.core.rules import get_rules
@@ -27,6 +28,7 @@ from dixit_lab.run.executors import chunked, run_chunks
 from dixit_lab.run.tournament import TableSetup, play_chunk, schedule_games
 from dixit_lab_agents.random_agent import RandomAgent
 
+GOLDEN_VLM = Path(__file__).resolve().parent.parent / "golden_vlm" / "tournament"
 _opened: list[tuple[str, str | None, dict[str, Any] | None]] = []  # the probe's open sessions
 
 
@@ -110,3 +112,9 @@ def test_every_process_that_plays_a_chunk_opens_the_setup_recording(tmp_path):
     assert lines == here  # where a chunk is played changes no record
     pids = {path.name.split("-")[1] for path in tmp_path.glob("opened-*")}
     assert str(os.getpid()) in pids and len(pids) >= 2  # the warm-up here, and the workers
+
+
+def test_the_report_asks_every_recorder_for_its_columns(tmp_path):
+    assert recorder_columns(tmp_path) == []
+    [usage] = recorder_columns(GOLDEN_VLM)  # the model agents' usage rows
+    assert "player" in usage and "prompt_tokens" in usage and len(usage) > 0
