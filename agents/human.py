@@ -16,16 +16,16 @@ from dixit_lab.core.agent import (
     VoteView,
     register_agent,
 )
-from dixit_lab.web.decisions import DECISIONS_ENV, load_decisions, view_key
+from dixit_lab.web.decisions import decisions_path, load_decisions, view_key
 
 _LOADED: dict[tuple[str, float], dict[str, tuple[str, Any]]] = {}
 
 
 def _recorded() -> dict[str, tuple[str, Any]] | None:
-    path = os.environ.get(DECISIONS_ENV)
-    if not path:
+    path = decisions_path()
+    if path is None:
         return None
-    key = (path, os.path.getmtime(path))
+    key = (str(path), os.path.getmtime(path))
     if key not in _LOADED:
         _LOADED.clear()
         _LOADED[key] = load_decisions(path)
@@ -38,6 +38,7 @@ class HumanAgent(Agent):
     recorded decisions of its results folder."""
 
     person: ClassVar[bool] = True  # an untrusted seat: its run deals from a secret
+    recorder: ClassVar[str | None] = "decisions"  # a replay answers from its decisions
     writes_free_text = True  # a person types any clue
 
     def begin_game(self, context: GameContext) -> None:

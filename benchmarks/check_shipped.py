@@ -19,11 +19,10 @@ from pathlib import Path
 
 import yaml
 
+from dixit_lab.engine.seats import seat_info
 from dixit_lab.records.files import games_file, open_records
 from dixit_lab.run.experiment import expand_sweep, parse_config
 from dixit_lab.run.runner import run_experiment
-from dixit_lab.vlm.driver import has_remote_agents
-from dixit_lab.web.decisions import human_players
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,8 +43,7 @@ def main() -> None:
             else:
                 points = [("", parse_config(data, str(path)))]
             for label, config in points:
-                if human_players(config) or has_remote_agents(tuple(s for _, s in
-                                                                    config.seats())):
+                if any(seat_info(spec).untrusted for _, spec in config.seats()):
                     print(f"{path.stem}{label}: skipped (needs a person or a model server)")
                     continue
                 folder = Path(tmp) / f"{path.stem}{label}"

@@ -43,13 +43,6 @@ def _imports(module: str, path: Path, modules: set[str]) -> set[str]:
     found: set[str] = set()
 
     class Visitor(ast.NodeVisitor):
-        def visit_If(self, node: ast.If) -> None:
-            if "TYPE_CHECKING" in ast.unparse(node.test):
-                for child in node.orelse:
-                    self.visit(child)
-                return
-            self.generic_visit(node)
-
         def visit_Import(self, node: ast.Import) -> None:
             found.update(a.name for a in node.names if a.name in modules)
 
@@ -62,7 +55,7 @@ def _imports(module: str, path: Path, modules: set[str]) -> set[str]:
     return found - {module}
 
 
-def test_no_import_circles_not_even_through_imports_inside_functions():
+def test_no_import_circles_not_even_through_imports_inside_functions_or_for_types():
     paths = {}
     for path in (ROOT / "dixit_lab").rglob("*.py"):
         name = ".".join(path.relative_to(ROOT).with_suffix("").parts)

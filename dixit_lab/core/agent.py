@@ -212,6 +212,14 @@ class Agent:
     #: whether its clues are free text, outside any clue bank (a person, a language model):
     #: a config that seats it with listeners who cannot perceive such text is refused
     writes_free_text: ClassVar[bool] = False
+    #: whether it plays through a remote model (its seat is untrusted, its games wait on a
+    #: server), and whether a person plays it (``dixit-lab play``)
+    remote: ClassVar[bool] = False
+    person: ClassVar[bool] = False
+    #: the :class:`~dixit_lab.core.recording.Recorder` that records its answers so that a
+    #: replay gives them again (a name of the ``dixit_lab.recorders`` registry; None: nothing
+    #: to record, its answers follow from the seeds)
+    recorder: ClassVar[str | None] = None
     spec: str
     context: GameContext
 

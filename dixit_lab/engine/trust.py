@@ -85,6 +85,7 @@ class AgentInfo:
     person: bool = False
     predicts: bool = False
     needs_card_images: bool = False
+    recorder: str | None = None
 
     @classmethod
     def of(cls, agent: Agent) -> AgentInfo:
@@ -92,11 +93,13 @@ class AgentInfo:
         return cls(spec=str(agent.spec), remote=bool(getattr(agent, "remote", False)),
                    person=bool(getattr(agent, "person", False)),
                    predicts=callable(getattr(agent, "predicted_find", None)),
-                   needs_card_images=bool(needs()) if callable(needs) else False)
+                   needs_card_images=bool(needs()) if callable(needs) else False,
+                   recorder=_name(getattr(agent, "recorder", None)))
 
     def to_json(self) -> dict[str, object]:
         return {"spec": self.spec, "remote": self.remote, "person": self.person,
-                "predicts": self.predicts, "needs_card_images": self.needs_card_images}
+                "predicts": self.predicts, "needs_card_images": self.needs_card_images,
+                "recorder": self.recorder}
 
     @classmethod
     def from_json(cls, data: object) -> AgentInfo:
@@ -105,9 +108,15 @@ class AgentInfo:
             raise ValueError("the agent's process sent no spec")
         return cls(spec=data["spec"], remote=data.get("remote") is True,
                    person=data.get("person") is True, predicts=data.get("predicts") is True,
-                   needs_card_images=data.get("needs_card_images") is True)
+                   needs_card_images=data.get("needs_card_images") is True,
+                   recorder=_name(data.get("recorder")))
 
     @property
     def untrusted(self) -> bool:
         """A seat played from outside the engine (a model, a person) is untrusted too."""
         return self.remote or self.person
+
+
+def _name(value: object) -> str | None:
+    """A recorder's name: a short string, else None."""
+    return value if isinstance(value, str) and 0 < len(value) <= 100 else None

@@ -88,6 +88,7 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
     :class:`~dixit_lab.run.runner.RunResult`) adds timing to summary.json; without it the timing
     of an earlier summary.json is kept.
     """
+    from dixit_lab.core.recording import recorder_columns
     from dixit_lab.ratings.data import rating_data_from_arrays
     from dixit_lab.ratings.pairs import rating_pairs_data
     from dixit_lab.ratings.plackett_luce import ratings_table_data, strength_replicates_data
@@ -99,7 +100,6 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
         find_rate_frame,
         summary_dict,
     )
-    from dixit_lab.vlm.usage import add_model_columns
 
     folder = Path(folder)
     games_path = find_records(folder)
@@ -112,7 +112,9 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
 
     with stage("agents.csv, find_calibration.csv", show_progress):
         agents = agent_frame(stats).merge(find_rate_frame(stats), on="player", how="left")
-        agents = add_model_columns(agents, fault_frame(stats), folder)  # faults, tokens, cost
+        agents = agents.merge(fault_frame(stats), on="player", how="left")
+        for columns in recorder_columns(folder):  # the model agents': tokens, cost, ...
+            agents = agents.merge(columns, on="player", how="left")
         atomic_write_text(folder / "agents.csv", agents.to_csv(index=False))
         atomic_write_text(folder / "find_calibration.csv",
                           calibration_frame(stats).to_csv(index=False))

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dixit_lab.core.recording import Recording
 from dixit_lab.progress import progress
 from dixit_lab.records.batches import file_batches
 from dixit_lab.records.files import find_records, open_text
 from dixit_lab.run.executors import chunked, run_chunks
 from dixit_lab.run.experiment import ConfigError
 from dixit_lab.run.folder import played_config
-from dixit_lab.vlm.store import exchange_session
 
 __all__ = ["Difference", "first_difference", "replay_folder"]
 
@@ -78,12 +78,12 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
 
     setup = dataclasses.replace(table_setup(config, folder_secret(folder)), rules=played.rules,
                                 specs=played.specs)
+    # the seats' recorders answer from the folder only (model replies, people's decisions)
+    setup = dataclasses.replace(setup, recording=Recording.of(folder, setup.recorders(),
+                                                              "replay"))
     compared = 0
-    from dixit_lab.web.decisions import recorded_decisions  # people's seats (dixit-lab play)
-
-    with recorded_decisions(folder), progress(total=len(specs), desc="replay", unit="game",
-                                              disable_all=not show_progress) as bar, \
-            exchange_session(folder / "exchanges", "replay"):  # model replies: recorded only
+    with progress(total=len(specs), desc="replay", unit="game",
+                  disable_all=not show_progress) as bar:
         replayed: dict[int, str] = {}
         for results in run_chunks(setup, chunked(specs, chunk_size_for(config, setup)), executor,
                                   workers, address):

@@ -9,6 +9,8 @@ written.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import shutil
 import subprocess
@@ -25,6 +27,9 @@ import yaml
 from dixit_lab._version import __version__
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.bundled import source_checkout
+from dixit_lab.core.agent import make_agent
+from dixit_lab.core.recording import Recording
+from dixit_lab.engine.seats import seat_info
 from dixit_lab.progress import progress, stage
 from dixit_lab.records.files import (
     RECORD_NAMES,
@@ -48,7 +53,6 @@ from dixit_lab.run.experiment import (
 from dixit_lab.run.folder import DECK_PLAYED, ENGINE_PLAYED, deck_played
 from dixit_lab.run.parts import merge_parts, other_records, save_part
 from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
-from dixit_lab.vlm.store import exchange_session
 
 __all__ = ["ModelShareError", "RunResult", "model_shares", "prepare_folder", "run_experiment",
            "run_file", "run_sweep", "table_setup"]
@@ -84,8 +88,6 @@ def model_shares(folder: Path, config: ExperimentConfig) -> list[tuple[str, int,
     folder's agents.csv."""
     import pandas as pd
 
-    from dixit_lab.vlm.driver import has_remote_agents
-
     path = folder / "agents.csv"
     if not path.is_file():
         return []
@@ -96,7 +98,7 @@ def model_shares(folder: Path, config: ExperimentConfig) -> list[tuple[str, int,
     for name, spec in dict(config.seats()).items():
         if spec in untrusted:  # never built here (a model agent is trusted code, seated so)
             continue
-        if has_remote_agents((spec,)) and name in table.index:
+        if seat_info(spec).remote and name in table.index:
             row = table.loc[name]
             out.append((str(name), int(row["decisions"]), float(row["own_decision_share"])))
     return out
@@ -155,12 +157,18 @@ def game_specs(config: ExperimentConfig) -> Sequence[GameSpec]:
                           config.games, config.seed)
 
 
+@functools.lru_cache(maxsize=64)
+def has_budgets(specs: tuple[str, ...]) -> bool:
+    """True if an agent of ``specs`` has a spending budget of its own (a truthy ``budget``:
+    a model agent's ``max_tokens_total``, ...)."""
+    return any(bool(getattr(make_agent(spec), "budget", None))
+               for spec in dict.fromkeys(specs))
+
+
 def _check_budget_executor(config: ExperimentConfig, kind: str) -> None:
     """Budgets are kept by one process: refuse them with workers of their own."""
     if kind == "local":
         return
-    from dixit_lab.vlm.driver import has_budgets
-
     trusted = tuple(spec for (_, spec), isolation in zip(config.seats(), config.isolation(),
                                                           strict=True)
                     if not isolation.untrusted)  # an untrusted agent is never built here
@@ -292,14 +300,13 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     """Play every game of ``config`` that is not in the results folder yet, then write the
     tables, ratings and report. A config with a ``sweep`` runs each point in a sub-folder.
     ``executor``, ``workers`` and ``address`` (the Ray cluster of the ``ray`` executor)
-    override the config's ``executor`` section. ``exchanges`` is the mode of the model agents'
-    exchange store in ``<folder>/exchanges`` (``auto``, ``record``, ``replay``; see
-    :mod:`dixit_lab.vlm.store`)."""
+    override the config's ``executor`` section. ``exchanges`` is the mode of the recorders of
+    the agents (``auto``, ``record``, ``replay``; the model agents' exchange store in
+    ``<folder>/exchanges``: :mod:`dixit_lab.core.recording`)."""
     if config.sweep:
         raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
-    from dixit_lab.web.decisions import human_players
-
-    if human_players(config):
+    if any(seat_info(spec, isolation, config.deck).person for (_, spec), isolation in
+           zip(config.seats(), config.isolation(), strict=True)):
         raise ConfigError(f"{config.name}: a player is a person (agent: human): play this "
                           f"config with `dixit-lab play`")
     folder = Path(out) if out is not None else config.results_dir()
@@ -340,6 +347,9 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     saved = len(done)  # games saved: the resumed ones, then each chunk's
     del done
     setup = table_setup(config, secret)
+    budget = config.model_budget.model_dump() if config.model_budget else None
+    setup = dataclasses.replace(setup, recording=Recording.of(  # opened where chunks play
+        folder, setup.recorders(), exchanges, budget))
     parts = folder / "parts"
     start = time.perf_counter()
     played = 0
@@ -350,10 +360,8 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
         records = config.records
         bar = progress(total=len(specs), desc=config.name, unit="game",
                        initial=len(specs) - len(missing), disable_all=not show_progress)
-        budget = config.model_budget.model_dump() if config.model_budget else None
         try:
-            with bar, exchange_session(folder / "exchanges", exchanges,  # type: ignore[arg-type]
-                                       budget):
+            with bar:
                 for results in run_chunks(setup, chunks, kind, count or None, address,
                                           parts=parts, records=records):
                     if results[0][1] is not None:  # not written by the worker itself

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, Protocol, overload
 
 import numpy as np
 
 from dixit_lab.core.agent import Agent, make_agent
 from dixit_lab.core.cards import load_deck
+from dixit_lab.core.recording import Recording, chunk_player, recording
 from dixit_lab.core.rules import RuleSet
 from dixit_lab.core.seeding import deal_seed
 from dixit_lab.engine.game import play_game
@@ -22,14 +23,12 @@ from dixit_lab.engine.seats import GameFailed, make_seat_agent, seat_info
 from dixit_lab.engine.trust import TRUSTED, Isolation
 from dixit_lab.errors import ConfigError
 
-if TYPE_CHECKING:
-    from dixit_lab.run.experiment import ExperimentConfig
-
 __all__ = [
     "GameFailed",
     "GameSpec",
     "Schedule",
     "TableSetup",
+    "TableSource",
     "make_seat_agent",
     "play_chunk",
     "schedule_games",
@@ -73,6 +72,9 @@ class TableSetup:
     #: by pool seat: the name the other agents know it by (never its spec); empty: ``player
     #: <k>``, its pool seat counted from 1
     public: tuple[str, ...] = ()
+    #: what the chunks record, and where (:mod:`dixit_lab.core.recording`): set by the runner
+    #: and the replay, opened by :func:`play_chunk` in whichever process plays them
+    recording: Recording | None = None
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -100,6 +102,12 @@ class TableSetup:
         seat: the engine never builds its agent)."""
         return any(seat_info(spec, self.seat_isolation(seat), self.deck).remote
                    for seat, spec in enumerate(self.specs))
+
+    def recorders(self) -> tuple[str, ...]:
+        """The recorders the seats' agents name (told by a child for an untrusted seat)."""
+        names = (seat_info(spec, self.seat_isolation(seat), self.deck).recorder
+                 for seat, spec in enumerate(self.specs))
+        return tuple(dict.fromkeys(name for name in names if name))
 
     def public_names(self, seats: Sequence[int]) -> tuple[str, ...]:
         """The public names of the pool seats ``seats`` (a table, by table seat)."""
@@ -165,7 +173,26 @@ class TableSetup:
         return "compiled", f"every agent has a compiled form and the run has {self.games:,} games"
 
 
-def table_setup(config: ExperimentConfig, secret: bytes | None = None) -> TableSetup:
+class TableSource(Protocol):
+    """What :func:`table_setup` reads of a config (a ``run.experiment.ExperimentConfig``)."""
+
+    @property
+    def seed(self) -> int: ...
+    @property
+    def deck(self) -> str: ...
+    @property
+    def on_illegal(self) -> str: ...
+    @property
+    def engine(self) -> str: ...
+    @property
+    def games(self) -> int: ...
+    def seats(self) -> list[tuple[str, str]]: ...
+    def rule_set(self) -> RuleSet: ...
+    def isolation(self) -> tuple[Isolation, ...]: ...
+    def public_names(self) -> tuple[str, ...]: ...
+
+
+def table_setup(config: TableSource, secret: bytes | None = None) -> TableSetup:
     """The :class:`TableSetup` of a config: its pool's names, specs, public names and
     isolation, its rules, deck, seed and engine; ``secret``: the run's deal secret
     (:func:`~dixit_lab.run.deal_secret.run_secret`), None for deals from the seed alone."""
@@ -325,13 +352,18 @@ def play_chunk_columns(setup: TableSetup, chunk: list[GameSpec]
 
 def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     """Play the games of ``chunk`` and return (game index, JSON line) pairs, with the batched
-    engine when the setup allows it (the records are the same either way)."""
+    engine when the setup allows it (the records are the same either way), inside the
+    setup's recording."""
     if setup.engine != "reference" and chunk and setup.batched():
         return _play_batched(setup, chunk)[0]
-    if chunk and setup.remote():  # model agents: every game of the chunk in flight at once
-        from dixit_lab.vlm.driver import play_remote_chunk
+    with recording(setup.recording):
+        player = chunk_player(setup.recorders()) if chunk and setup.remote() else None
+        if player is not None:  # e.g. model agents: every game of the chunk in flight at once
+            return player.play_chunk(setup, chunk)
+        return _play_one_by_one(setup, chunk)
 
-        return play_remote_chunk(setup, chunk)
+
+def _play_one_by_one(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     deck = load_deck(setup.deck)
     out = []
     for spec in chunk:

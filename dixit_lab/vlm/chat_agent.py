@@ -53,8 +53,10 @@ class AgentSetupError(UserError, RuntimeError):
 class ChatAgent(Agent):
     """Base of ``vlm`` and ``llm``; subclasses say how a card is shown (:meth:`card_parts`)."""
 
-    #: tournaments play these agents' games concurrently (:mod:`dixit_lab.vlm.driver`)
     remote: ClassVar[bool] = True
+    #: its exchanges are recorded in the results folder, and its recorder plays a chunk's
+    #: games concurrently (:mod:`dixit_lab.vlm.recorder`, :mod:`dixit_lab.vlm.driver`)
+    recorder: ClassVar[str | None] = "exchanges"
     writes_free_text: ClassVar[bool] = True  # a model's clue is any text
 
     def __init__(self, *, model: str, base_url: str, api_key_env: str | None,

@@ -6,17 +6,17 @@ agent instances; the requests themselves are bounded per endpoint by the client.
 depends only on the replies, never on the order they arrive in, so the records are those of
 :func:`~dixit_lab.engine.game.play_game` playing the games one by one. Each decision's usage row
 (tokens, latency, cost, fault class) is written to ``exchanges/usage/`` for ``agents.csv``.
+A tournament reaches it through the model agents' recorder (:mod:`dixit_lab.vlm.recorder`).
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from dixit_lab.core.agent import Agent, make_agent
+from dixit_lab.core.agent import Agent
 from dixit_lab.core.cards import Deck, load_deck
 from dixit_lab.engine.game import Decision, GameSteps, Phase, agent_answer
 from dixit_lab.vlm.chat_agent import AgentSetupError
@@ -26,27 +26,11 @@ from dixit_lab.vlm.store import ExchangeWriteError, ReplayMiss, canonical_json, 
 if TYPE_CHECKING:
     from dixit_lab.run.tournament import GameSpec, TableSetup
 
-__all__ = ["FATAL", "has_budgets", "has_remote_agents", "play_remote_chunk"]
+__all__ = ["FATAL", "play_remote_chunk"]
 
 #: errors that stop the run: they would fail every decision, or break a replay (an exchange
 #: that cannot be stored)
 FATAL = (EndpointError, ReplayMiss, AgentSetupError, ExchangeWriteError)
-
-
-def has_remote_agents(specs: tuple[str, ...]) -> bool:
-    """True if an agent of ``specs`` (trusted seats: built here, once a spec) plays through a
-    remote model (``remote = True``); an untrusted seat's answer comes from
-    :meth:`~dixit_lab.run.tournament.TableSetup.remote`."""
-    from dixit_lab.engine.seats import seat_info
-
-    return any(seat_info(spec).remote for spec in dict.fromkeys(specs))
-
-
-@functools.lru_cache(maxsize=64)
-def has_budgets(specs: tuple[str, ...]) -> bool:
-    """True if an agent of ``specs`` has a budget of its own (``max_tokens_total``, ...)."""
-    return any(bool(getattr(make_agent(spec), "budget", None))
-               for spec in dict.fromkeys(specs))
 
 
 class _Stopped(Exception):

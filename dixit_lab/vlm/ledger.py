@@ -15,15 +15,12 @@ spent; ``--record-only`` starts from nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ENV_RUN_BUDGET", "Budget", "Ledger", "estimated_tokens", "ledger_for"]
-
-ENV_RUN_BUDGET = "DIXIT_LAB_MODEL_BUDGET"
+__all__ = ["Budget", "Ledger", "estimated_tokens", "ledger_for"]
 
 
 @dataclass(frozen=True)
@@ -35,11 +32,13 @@ class Budget:
 
     @classmethod
     def of_run(cls) -> Budget:
-        """The run's budget, from ``$DIXIT_LAB_MODEL_BUDGET`` (JSON, set by the runner)."""
-        text = os.environ.get(ENV_RUN_BUDGET)
-        if not text:
+        """The run's budget, as the runner opened the exchange store
+        (:func:`dixit_lab.vlm.store.exchange_session`)."""
+        from dixit_lab.vlm.store import run_budget
+
+        data = run_budget()
+        if not data:
             return cls()
-        data = json.loads(text)
         return cls(data.get("max_tokens_total"), data.get("max_cost_usd"))
 
     def __bool__(self) -> bool:

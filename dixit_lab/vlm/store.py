@@ -6,7 +6,8 @@ replaced by :func:`~dixit_lab.vlm.images.image_ref`. The store lives in ``<resul
 as JSON Lines segments, one per writing process, appended line by line (a line is written
 with one call and flushed; a torn last line from a killed process is skipped on reading).
 
-Modes (``DIXIT_LAB_EXCHANGE_MODE``, or :func:`exchange_session`):
+Modes (:func:`exchange_session`; the runner and the replay open it through the recording seam,
+:class:`dixit_lab.vlm.recorder.ExchangeRecorder`, :mod:`dixit_lab.core.recording`):
 
 - ``auto``: reuse a recorded outcome, else call the model and record it (a resumed run
   reuses what an interrupted one recorded);
@@ -32,8 +33,7 @@ from dixit_lab.errors import UserError
 from dixit_lab.records.format import one_line
 
 __all__ = [
-    "ENV_FOLDER",
-    "ENV_MODE",
+    "EXCHANGES_FOLDER",
     "MODES",
     "ExchangeStore",
     "ExchangeWriteError",
@@ -42,12 +42,12 @@ __all__ = [
     "current_store",
     "exchange_key",
     "exchange_session",
+    "run_budget",
 ]
 
 Mode = Literal["auto", "record", "replay"]
 MODES: tuple[str, ...] = ("auto", "record", "replay")
-ENV_FOLDER = "DIXIT_LAB_EXCHANGES"
-ENV_MODE = "DIXIT_LAB_EXCHANGE_MODE"
+EXCHANGES_FOLDER = "exchanges"  # in a results folder
 
 
 class ReplayMiss(UserError, RuntimeError):
@@ -158,51 +158,44 @@ class ExchangeStore:
 
 _STORES: dict[tuple[str | None, str], ExchangeStore] = {}
 _STORES_LOCK = threading.Lock()
+#: the session of this process (and of the workers it forks): (folder, mode, run budget)
+_SESSION: tuple[str | None, Mode, dict[str, Any] | None] = (None, "auto", None)
 
 
 def current_store() -> ExchangeStore:
-    """The store named by ``$DIXIT_LAB_EXCHANGES`` and ``$DIXIT_LAB_EXCHANGE_MODE`` (one object
-    per folder and mode in a process); without a folder, an in-memory store."""
-    folder = os.environ.get(ENV_FOLDER) or None
-    mode = os.environ.get(ENV_MODE) or "auto"
-    if mode not in MODES:
-        raise ValueError(f"${ENV_MODE} must be one of {', '.join(MODES)}, got {mode!r}")
+    """The store of the current :func:`exchange_session` (one object per folder and mode in a
+    process); outside one, an in-memory store."""
+    folder, mode, _ = _SESSION
     key = (str(Path(folder).resolve()) if folder else None, mode)
     with _STORES_LOCK:
         store = _STORES.get(key)
         if store is None:
-            store = _STORES[key] = ExchangeStore(folder, mode)  # type: ignore[arg-type]
+            store = _STORES[key] = ExchangeStore(folder, mode)
         return store
+
+
+def run_budget() -> dict[str, Any] | None:
+    """The run's budget of the current session (``max_tokens_total``, ``max_cost_usd``)."""
+    return _SESSION[2]
 
 
 @contextlib.contextmanager
 def exchange_session(folder: str | Path | None, mode: Mode | None = None,
                      budget: dict[str, Any] | None = None) -> Iterator[None]:
     """Point the model agents of this process (and of worker processes it forks) at the store
-    in ``folder`` with ``mode`` (None: keep ``$DIXIT_LAB_EXCHANGE_MODE``, else ``auto``), and
-    at the run's ``budget`` (``max_tokens_total``, ``max_cost_usd``:
+    in ``folder`` with ``mode`` (None: keep the current session's folder or mode, else
+    ``auto``), and at the run's ``budget`` (``max_tokens_total``, ``max_cost_usd``:
     :mod:`dixit_lab.vlm.ledger`)."""
-    from dixit_lab.vlm.ledger import ENV_RUN_BUDGET
-
-    saved = {name: os.environ.get(name) for name in (ENV_FOLDER, ENV_MODE, ENV_RUN_BUDGET)}
-    if budget:
-        os.environ[ENV_RUN_BUDGET] = json.dumps(budget)
-    else:
-        os.environ.pop(ENV_RUN_BUDGET, None)
-    if folder is not None:
-        os.environ[ENV_FOLDER] = str(folder)
-    if mode is not None:
-        if mode not in MODES:
-            raise ValueError(f"exchange mode must be one of {', '.join(MODES)}, got {mode!r}")
-        os.environ[ENV_MODE] = mode
+    global _SESSION
+    if mode is not None and mode not in MODES:
+        raise ValueError(f"exchange mode must be one of {', '.join(MODES)}, got {mode!r}")
+    saved = _SESSION
+    _SESSION = (str(folder) if folder is not None else saved[0], mode or saved[1],
+                dict(budget) if budget else None)
     try:
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _SESSION = saved
 
 
 def _reset_after_fork() -> None:

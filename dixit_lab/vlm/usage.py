@@ -1,7 +1,7 @@
-"""The model columns of ``agents.csv``: faults by class (counted with the other sums of the
-games, :mod:`dixit_lab.stats.game_stats`) and, for the model agents, tokens, latency, cost,
-the response format the server was asked in and the model it reported (from the usage rows in
-``exchanges/usage/``)."""
+"""The model columns of ``agents.csv``: for the model agents, tokens, latency, cost, the
+response format the server was asked in and the model it reported (from the usage rows in
+``exchanges/usage/``; the report asks for them through the recording seam,
+:meth:`dixit_lab.vlm.recorder.ExchangeRecorder.agent_columns`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["USAGE_COLUMNS", "add_model_columns", "usage_table"]
+__all__ = ["USAGE_COLUMNS", "usage_table"]
 USAGE_COLUMNS = ("model_decisions", "model_exchanges", "recorded_exchanges", "prompt_tokens",
                  "completion_tokens", "unreported_usage", "latency_s_per_decision", "cost_usd",
                  "response_format", "served_model")
@@ -61,14 +61,3 @@ def _joined(values: pd.Series) -> str | None:
     """The distinct values, in order of first use, joined by `` | `` (None if none)."""
     seen = list(dict.fromkeys(str(v) for v in values if isinstance(v, str)))
     return " | ".join(seen) if seen else None
-
-
-def add_model_columns(agents: pd.DataFrame, faults: pd.DataFrame, folder: str | Path
-                      ) -> pd.DataFrame:
-    """``agents`` (the agent table) with the fault-class columns of ``faults`` (one row per
-    player: :func:`dixit_lab.stats.tables.fault_frame`) and the model-usage columns."""
-    merged = agents.merge(faults, on="player", how="left")
-    usage = usage_table(folder)
-    if len(usage):
-        merged = merged.merge(usage, on="player", how="left")
-    return merged

@@ -2,9 +2,10 @@
 
 A ``play`` run writes ``human_decisions.jsonl`` next to ``games.jsonl``: one line per decision
 of a human seat, keyed by a hash of the exact view the seat decided on. When a results folder
-holds that file, :func:`recorded_decisions` points the ``human`` agent at it (through the
-``DIXIT_LAB_HUMAN_DECISIONS`` environment variable, which the replay's worker processes
-inherit), and the agent answers each view it is shown with the decision recorded for it.
+holds that file, the replay opens :class:`DecisionRecorder` (the ``human`` agent's recorder:
+:mod:`dixit_lab.core.recording`) in every process that plays its games, which points the
+agent at it (:func:`recorded_decisions`, :func:`decisions_path`), and the agent answers each
+view it is shown with the decision recorded for it.
 The same seeds give the same views, so the replayed game is the played game, byte for byte.
 """
 
@@ -12,14 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dixit_lab.core.agent import Clue
+from dixit_lab.core.recording import Recorder, RecordMode
 from dixit_lab.plugins.spec import parse_spec
 from dixit_lab.records.format import json_text
 
@@ -27,12 +28,13 @@ if TYPE_CHECKING:
     from dixit_lab.run.experiment import ExperimentConfig
 
 __all__ = [
-    "DECISIONS_ENV",
     "DECISIONS_FILE",
     "HUMAN",
     "DecisionLog",
+    "DecisionRecorder",
     "answer_from_json",
     "answer_to_json",
+    "decisions_path",
     "human_players",
     "load_decisions",
     "recorded_decisions",
@@ -40,8 +42,8 @@ __all__ = [
 ]
 
 DECISIONS_FILE = "human_decisions.jsonl"
-DECISIONS_ENV = "DIXIT_LAB_HUMAN_DECISIONS"
 HUMAN = "human"  # the agent of a person's seat
+_PATH: Path | None = None  # the decisions the human seats of this process replay
 
 
 def human_players(config: ExperimentConfig) -> list[int]:
@@ -106,19 +108,41 @@ def load_decisions(path: str | Path) -> dict[str, tuple[str, Any]]:
     return found
 
 
+def decisions_path() -> Path | None:
+    """The decisions file the ``human`` seats of this process (and of the workers it forks)
+    replay: the one :func:`recorded_decisions` opened, else None."""
+    return _PATH
+
+
 @contextmanager
 def recorded_decisions(folder: str | Path) -> Iterator[Path | None]:
     """While inside, ``human`` seats replay the decisions recorded in ``folder`` (if any)."""
+    global _PATH
     path = Path(folder) / DECISIONS_FILE
     if not path.is_file():
         yield None
         return
-    previous = os.environ.get(DECISIONS_ENV)
-    os.environ[DECISIONS_ENV] = str(path.resolve())
+    previous = _PATH
+    _PATH = path.resolve()
     try:
         yield path
     finally:
-        if previous is None:
-            os.environ.pop(DECISIONS_ENV, None)
-        else:
-            os.environ[DECISIONS_ENV] = previous
+        _PATH = previous
+
+
+class DecisionRecorder(Recorder):
+    """The ``human`` agent's recorder (``recorder = "decisions"``): ``dixit-lab play`` writes
+    the decisions (:class:`DecisionLog`, :mod:`dixit_lab.web.table`); a replay's seats answer
+    from them."""
+
+    def session(self, folder: Path, mode: RecordMode | None, budget: Any
+                ) -> AbstractContextManager[None]:
+        if mode != "replay":  # people's seats are played by `dixit-lab play` only
+            return nullcontext()
+        return _quiet(recorded_decisions(folder))
+
+
+@contextmanager
+def _quiet(inner: AbstractContextManager[Any]) -> Iterator[None]:
+    with inner:
+        yield

@@ -7,12 +7,11 @@ import os
 import pytest
 
 from dixit_lab.vlm.store import (
-    ENV_FOLDER,
-    ENV_MODE,
     ExchangeStore,
     current_store,
     exchange_key,
     exchange_session,
+    run_budget,
 )
 
 
@@ -45,14 +44,18 @@ def test_record_mode_never_reuses_and_a_later_segment_wins(tmp_path):
     assert ExchangeStore(tmp_path).get("k") == {"message": {"content": "new"}}
 
 
-def test_sessions_set_and_restore_the_environment(tmp_path, monkeypatch):
-    monkeypatch.delenv(ENV_FOLDER, raising=False)
-    monkeypatch.delenv(ENV_MODE, raising=False)
-    with exchange_session(tmp_path, "replay"):
+def test_sessions_set_and_restore_the_store_and_touch_no_environment(tmp_path):
+    environment = dict(os.environ)
+    with exchange_session(tmp_path, "replay", {"max_tokens_total": 10}):
         store = current_store()
         assert store.folder == tmp_path and store.mode == "replay"
         assert current_store() is store
-    assert ENV_FOLDER not in os.environ and ENV_MODE not in os.environ
-    assert current_store().folder is None
+        assert run_budget() == {"max_tokens_total": 10}
+        assert dict(os.environ) == environment  # no variable carries the store
+        with exchange_session(None):  # nested: the folder and the mode are kept
+            assert current_store() is store and run_budget() is None
+        assert run_budget() == {"max_tokens_total": 10}
+    assert current_store().folder is None and current_store().mode == "auto"
+    assert run_budget() is None
     with pytest.raises(ValueError, match="exchange mode"), exchange_session(tmp_path, "bad"):
         pass

@@ -8,9 +8,9 @@ import pytest
 
 from dixit_lab.core.agent import Clue, TellView, make_agent
 from dixit_lab.web.decisions import (
-    DECISIONS_ENV,
     DECISIONS_FILE,
     DecisionLog,
+    decisions_path,
     load_decisions,
     recorded_decisions,
     view_key,
@@ -26,13 +26,15 @@ def test_a_decision_is_found_again_by_its_view_only(tmp_path):
                                                                           Clue(5, "a storm"))}
     assert view_key(view) != view_key(view._replace(hand=(3, 5, 9)))
     agent = make_agent("human")
+    environment = dict(os.environ)
     with recorded_decisions(tmp_path):
-        assert os.environ[DECISIONS_ENV].endswith(DECISIONS_FILE)
+        assert decisions_path() == (tmp_path / DECISIONS_FILE).resolve()
+        assert dict(os.environ) == environment  # no variable carries the decisions
         agent.begin_game(None)  # type: ignore[arg-type]  # the agent needs no context
         assert agent.tell(view) == Clue(5, "a storm")
         with pytest.raises(LookupError, match="no recorded tell decision"):
             agent.tell(view._replace(round=1))
-    assert DECISIONS_ENV not in os.environ
+    assert decisions_path() is None
 
 
 def test_without_recorded_decisions_the_human_agent_says_to_use_play(tmp_path):
