@@ -23,6 +23,7 @@ import numpy as np
 from dixit_lab.core.rules import round_outcome
 from dixit_lab.errors import ConfigError
 from dixit_lab.records.files import open_records
+from dixit_lab.records.format import ROUND_FIELDS, ROUND_OPTIONAL_FIELDS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -41,11 +42,9 @@ def _schema() -> pa.Schema:
 
     ints = pa.list_(pa.int64())
     fault = pa.struct([("seat", pa.int64()), ("action", pa.string()), ("kind", pa.string())])
-    round_type = pa.struct([
-        ("storyteller", pa.int64()), ("clue", pa.string()), ("storyteller_card", pa.int64()),
-        ("display", ints), ("card_owner", ints), ("votes", ints), ("points", ints),
-        ("scores", ints), ("storyteller_hand", ints), ("faults", pa.list_(fault)),
-        ("unperceived", ints)])
+    kinds = {"int": pa.int64(), "str": pa.string(), "ints": ints, "faults": pa.list_(fault)}
+    round_type = pa.struct([(name, kinds[kind])
+                            for name, kind in ROUND_FIELDS + ROUND_OPTIONAL_FIELDS])
     meta = pa.struct([("game", pa.int64()), ("players", pa.list_(pa.string()))])
     return pa.schema([
         ("rules", pa.string()), ("agents", pa.list_(pa.string())), ("deck", pa.string()),

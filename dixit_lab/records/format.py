@@ -26,6 +26,8 @@ __all__ = [
     "FAULT_KINDS",
     "GAME_FIELDS",
     "ROUND_FIELDS",
+    "ROUND_OPTIONAL_FIELDS",
+    "ROUND_READ_DEFAULTS",
     "Fault",
     "GameRecord",
     "RoundRecord",
@@ -81,6 +83,12 @@ ROUND_FIELDS: tuple[tuple[str, str], ...] = (
     ("card_owner", "ints"), ("votes", "ints"), ("points", "ints"), ("scores", "ints"),
     ("storyteller_hand", "ints"),
 )
+#: The fields a round holds only when they are not empty, after :data:`ROUND_FIELDS`, and
+#: their kind (``faults``: a list of ``{seat, action, kind}``).
+ROUND_OPTIONAL_FIELDS: tuple[tuple[str, str], ...] = (("faults", "faults"), ("unperceived", "ints"))
+#: Fields of :data:`ROUND_FIELDS` that records written before them lack, and what reading
+#: such a record gives instead.
+ROUND_READ_DEFAULTS: dict[str, Any] = {"storyteller_hand": ()}
 #: The fields of a game record, in order; ``meta`` comes last, when it is not empty.
 GAME_FIELDS: tuple[str, ...] = ("seed", "spawn_key", "rules", "rule_options", "agents", "deck",
                                 "rounds", "final_scores", "winners", "end_reason")
@@ -187,19 +195,14 @@ class RoundRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RoundRecord:
-        return cls(
-            storyteller=data["storyteller"],
-            clue=data["clue"],
-            storyteller_card=data["storyteller_card"],
-            display=tuple(data["display"]),
-            card_owner=tuple(data["card_owner"]),
-            votes=tuple(data["votes"]),
-            points=tuple(data["points"]),
-            scores=tuple(data["scores"]),
-            faults=tuple(Fault(**fault) for fault in data.get("faults", ())),
-            storyteller_hand=tuple(data.get("storyteller_hand", ())),
-            unperceived=tuple(data.get("unperceived", ())),
-        )
+        values: dict[str, Any] = {}
+        for name, kind in ROUND_FIELDS:
+            value = data[name] if name not in ROUND_READ_DEFAULTS else data.get(
+                name, ROUND_READ_DEFAULTS[name])
+            values[name] = tuple(value) if kind == "ints" else value
+        return cls(**values,
+                   faults=tuple(Fault(**fault) for fault in data.get("faults", ())),
+                   unperceived=tuple(data.get("unperceived", ())))
 
 
 @dataclass(frozen=True, slots=True)

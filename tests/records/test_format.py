@@ -9,7 +9,15 @@ from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import play_game
-from dixit_lab.records.format import GameRecord, read_jsonl, write_jsonl
+from dixit_lab.records.batches import _schema
+from dixit_lab.records.format import (
+    ROUND_FIELDS,
+    ROUND_OPTIONAL_FIELDS,
+    GameRecord,
+    RoundRecord,
+    read_jsonl,
+    write_jsonl,
+)
 from dixit_lab.stats.metrics import games_to_frame
 from tests.engine.test_game import Cheater
 
@@ -68,3 +76,19 @@ def test_record_properties():
         target = rnd.display.index(rnd.storyteller_card)
         assert rnd.finders == tuple(s for s, v in enumerate(rnd.votes) if v == target)
     assert GameRecord.from_json(record.to_json()) == record
+
+
+def test_the_round_fields_have_one_home():
+    """The record class, its reader and the columnar schema all follow ROUND_FIELDS (then the
+    optional fields): a field added to one and not the others fails here."""
+    import dataclasses
+
+    names = [name for name, _ in ROUND_FIELDS + ROUND_OPTIONAL_FIELDS]
+    assert sorted(f.name for f in dataclasses.fields(RoundRecord)) == sorted(names)
+    round_type = _schema().field("rounds").type.value_type
+    assert [round_type.field(i).name for i in range(round_type.num_fields)] == names
+    record = RoundRecord(0, "x", 5, (5, 6, 7), (0, 1, 2), (None, 0, 0), (3, 3, 0), (3, 3, 0),
+                         storyteller_hand=(5, 9), unperceived=(2,))
+    assert RoundRecord.from_dict(record.to_dict()) == record
+    old = {k: v for k, v in record.to_dict().items() if k != "storyteller_hand"}
+    assert RoundRecord.from_dict(old).storyteller_hand == ()  # a record from before the field
