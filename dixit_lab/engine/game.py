@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import operator
 from collections.abc import Generator, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 
@@ -50,6 +50,8 @@ from dixit_lab.core.seeding import (
     uniforms,
 )
 from dixit_lab.engine.answer_checks import submit_problem, tell_problem, vote_problem
+from dixit_lab.engine.decisions import Decision, Failure, Phase, agent_answer
+from dixit_lab.engine.decisions import raised_message as _raised
 from dixit_lab.records.format import EndReason, Fault, GameRecord, RoundRecord
 from dixit_lab.text_rule import safe_message
 
@@ -65,36 +67,10 @@ __all__ = [
 ]
 
 OnIllegal = Literal["raise", "fallback"]
-Action = Literal["tell", "submit", "vote"]
 FALLBACK_CLUE = "(no clue)"
 _FALLBACK = 3  # sub-stream of the game's SeedSequence for fallback actions
 _DISPLAY_BLOCK = 16  # display orders computed at a time (any block size gives the same orders)
 _SEAT_BLOCK = 32     # numbers of each seat's stream computed at the start of a game
-
-
-class Decision(NamedTuple):
-    """One seat's pending decision and the view it decides on."""
-
-    seat: int
-    action: Action
-    view: TellView | SubmitView | VoteView
-
-
-class Phase(NamedTuple):
-    """Every decision of one phase, all known at once: the storyteller's ``tell``, or the
-    listeners' ``submit`` or ``vote`` (in seat order from the storyteller's left)."""
-
-    action: Action
-    decisions: tuple[Decision, ...]
-
-
-class Failure(NamedTuple):
-    """An answer meaning "this seat's decision failed": ``kind`` is the fault class
-    (``raised``, ``timeout``, ``crashed``, ``unparsable``, ``refused``, ``backend`` ...)."""
-
-    kind: str
-    message: str
-    error: BaseException | None = None
 
 
 def play_game(
@@ -163,20 +139,6 @@ def _observes(agent: Agent) -> bool:
     nothing (play_game then calls it not at all)."""
     method = getattr(agent, "observe", None)
     return getattr(method, "__func__", None) is not Agent.observe
-
-
-def agent_answer(agent: Agent, decision: Decision,
-                 fatal: tuple[type[BaseException], ...] = ()) -> Any:
-    """``agent``'s answer to ``decision``: what it returns, or the :class:`Failure` that its
-    exception stands for (an exception of a ``fatal`` class propagates: it stops the run)."""
-    try:
-        return getattr(agent, decision.action)(decision.view)
-    except fatal:
-        raise
-    except AgentFailure as failure:
-        return Failure(failure.kind, str(failure), failure)
-    except Exception as error:
-        return Failure("raised", _raised(error), error)
 
 
 class GameSteps:
@@ -521,7 +483,3 @@ def _options(rules: RuleSet) -> dict[str, Any]:
     if options is None:
         options = _OPTIONS[rules] = rules.options()
     return options
-
-
-def _raised(error: BaseException) -> str:
-    return f"the agent raised {type(error).__name__}: {error}"
