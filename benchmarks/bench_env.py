@@ -19,8 +19,10 @@ import dixit_lab.env as dixit_env
 from dixit_lab.env import random_policy
 
 
-def aec_steps(n_players: int, rules: str, seconds: float) -> float:
-    env = dixit_env.env(n_players, rules)
+def aec_steps(n_players: int, rules: str, seconds: float,
+              clue_texts: list[str] | None = None) -> float:
+    """AEC steps/s (one agent's action each) with ``clue_texts`` (None: the whole bank)."""
+    env = dixit_env.env(n_players, rules, clue_texts=clue_texts)
     policies = {agent: random_policy(seat) for seat, agent in enumerate(env.possible_agents)}
     env.reset(seed=0)  # warm up (space, thumbnails of nothing: no rendering)
     steps, game = 0, 0
@@ -40,8 +42,10 @@ def aec_steps(n_players: int, rules: str, seconds: float) -> float:
     return steps / elapsed
 
 
-def parallel_steps(n_players: int, rules: str, seconds: float) -> float:
-    env = dixit_env.parallel_env(n_players, rules)
+def parallel_steps(n_players: int, rules: str, seconds: float,
+                   clue_texts: list[str] | None = None) -> float:
+    """Parallel steps/s (one phase of the whole table each)."""
+    env = dixit_env.parallel_env(n_players, rules, clue_texts=clue_texts)
     policies = {agent: random_policy(seat) for seat, agent in enumerate(env.possible_agents)}
     steps, game = 0, 0
     start = time.perf_counter()

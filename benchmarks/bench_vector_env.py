@@ -22,13 +22,17 @@ import argparse
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 import dixit_lab.env as dixit_env
-from dixit_lab.env import random_policy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_env import aec_steps, parallel_steps  # the PettingZoo envs' loops
 
 N_PLAYERS, RULES = 4, "classic"
 _BITS = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.uint8)
@@ -68,39 +72,6 @@ def vector_steps(tables: int, observations: str, clue_texts: list[str] | None,
     return steps / elapsed, steps / in_env
 
 
-def parallel_steps(clue_texts: list[str] | None, seconds: float) -> float:
-    env = dixit_env.parallel_env(N_PLAYERS, RULES, clue_texts=clue_texts)
-    policies = {agent: random_policy(seat) for seat, agent in enumerate(env.possible_agents)}
-    steps, game = 0, 0
-    start = time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        observations, _ = env.reset(seed=game)
-        game += 1
-        while env.agents:
-            actions = {agent: policies[agent](obs["observation"], obs["action_mask"])
-                       for agent, obs in observations.items()}
-            observations, *_ = env.step(actions)
-            steps += N_PLAYERS
-    return steps / elapsed
-
-
-def aec_steps(clue_texts: list[str] | None, seconds: float) -> float:
-    env = dixit_env.env(N_PLAYERS, RULES, clue_texts=clue_texts)
-    policies = {agent: random_policy(seat) for seat, agent in enumerate(env.possible_agents)}
-    steps, game = 0, 0
-    start = time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        env.reset(seed=game)
-        game += 1
-        for agent in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            action = None if terminated or truncated else policies[agent](
-                observation["observation"], observation["action_mask"])
-            env.step(action)
-            steps += 1
-    return steps / elapsed
-
-
 def median_of(measure: Callable[[], float], repeats: int) -> float:
     return statistics.median(measure() for _ in range(repeats))
 
@@ -132,8 +103,11 @@ def main() -> None:
             lambda texts=clue_texts: vector_steps(tables, "compact", texts, seconds), repeats)
         flat, _ = medians_of(lambda texts=clue_texts: vector_steps(
             max(tables // 16, 1), "flat", texts, seconds), repeats)
-        parallel = median_of(lambda texts=clue_texts: parallel_steps(texts, seconds), repeats)
-        aec = median_of(lambda texts=clue_texts: aec_steps(texts, seconds), repeats)
+        # a parallel step is one phase: every seat's action (the ones that do not decide pass)
+        parallel = N_PLAYERS * median_of(lambda texts=clue_texts: parallel_steps(
+            N_PLAYERS, RULES, seconds, texts), repeats)
+        aec = median_of(lambda texts=clue_texts: aec_steps(N_PLAYERS, RULES, seconds, texts),
+                        repeats)
         load = os.getloadavg()[0]
         clues = len(bank) if clue_texts is None else len(clue_texts)
         print(f"{clues:>12,} {compact:>9,.0f} {alone:>12,.0f} {flat:>7,.0f} {parallel:>9,.0f} "

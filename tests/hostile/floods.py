@@ -97,12 +97,33 @@ def _frame(data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + data
 
 
-class DeafSpy(Hostile):
+class _NeverReturns(Hostile):
+    """A seat whose first decision (a tell or a submit: every seat makes one in round 0)
+    runs :meth:`_at_first_decision` and never returns."""
+
+    def _at_first_decision(self) -> None:
+        raise NotImplementedError
+
+    def _never_return(self) -> None:
+        self._at_first_decision()
+        while True:
+            time.sleep(60)
+
+    def submit(self, view: Any) -> list[int]:
+        self._never_return()
+        return []
+
+    def tell(self, view: Any) -> Any:
+        self._never_return()
+        return None
+
+
+class DeafSpy(_NeverReturns):
     """At its first decision: shrinks its end of the channel to the engine (a socket's
     receive buffer, a pipe's size), starts a thread that answers every request in advance
     (forged frames, as fast as the engine reads them) and stops reading for good."""
 
-    def _deafen(self) -> None:
+    def _at_first_decision(self) -> None:
         targets = []
         for fd in range(64):
             with contextlib.suppress(OSError):
@@ -125,36 +146,12 @@ class DeafSpy(Hostile):
                 time.sleep(0.001)
 
         threading.Thread(target=answer, daemon=True).start()
-        while True:
-            time.sleep(60)
-
-    def submit(self, view: Any) -> list[int]:
-        self._deafen()
-        return []
-
-    def tell(self, view: Any) -> Any:
-        self._deafen()
-        return None
 
 
-class StuckSpy(Hostile):
+class StuckSpy(_NeverReturns):
     """At its first decision starts a second thread and never returns (it reads nothing more
     from the engine and forges nothing): a seat stuck for good, seen as a process of two
     threads until the engine's decision timeout ends it."""
 
-    def _hang(self) -> None:
+    def _at_first_decision(self) -> None:
         threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
-        while True:
-            time.sleep(60)
-
-    def submit(self, view: Any) -> list[int]:
-        self._hang()
-        return []
-
-    def tell(self, view: Any) -> Any:
-        self._hang()
-        return None
-
-    def vote(self, view: Any) -> int:
-        self._hang()
-        return 0
