@@ -222,7 +222,8 @@ def test_floods_are_bounded(tmp_path):
     assert all(r["started"] <= 4 for r in result.reports("processes"))
     assert not list(result.folder.rglob("flood.bin"))
     assert any(f["kind"] in ("timeout", "crashed") and "CPU" in f["message"]
-               for f in result.faults("cpu")), result.faults("cpu")
+               for f in result.faults("cpu")), [(f["kind"], f["message"])
+                                                for f in result.faults("cpu")]
 
 
 def test_in_a_process_the_cpu_budget_holds_and_the_limits_a_player_gives(tmp_path):

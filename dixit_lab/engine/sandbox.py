@@ -427,8 +427,10 @@ class Sandbox:
                 raise SandboxError(f"the sandbox stopped answering ({error}); it was "
                                    f"stopped") from None
 
-    def how_ended(self, number: int, wait: float = 1.0) -> str | None:
-        """How game ``number``'s process ended (waiting up to ``wait`` s), or None."""
+    def how_ended(self, number: int, wait: float = 3.0) -> str | None:
+        """How game ``number``'s process ended (waiting up to ``wait`` s: asked only once its
+        channel closed, so the wait is paid only by a process that died; under load the
+        template can take over a second to reap a process the kernel killed), or None."""
         if not self.alive:
             return None
         with contextlib.suppress(SandboxError):
