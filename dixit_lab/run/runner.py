@@ -31,6 +31,7 @@ from dixit_lab.core.agent import make_agent
 from dixit_lab.core.recording import Recording
 from dixit_lab.engine.seats import seat_info
 from dixit_lab.progress import progress, stage
+from dixit_lab.records.decks import DECK_PLAYED, deck_played
 from dixit_lab.records.files import (
     RECORD_NAMES,
     compressor,
@@ -50,7 +51,7 @@ from dixit_lab.run.experiment import (
     load_config,
     read_yaml_file,
 )
-from dixit_lab.run.folder import DECK_PLAYED, ENGINE_PLAYED, deck_played
+from dixit_lab.run.folder import ENGINE_PLAYED
 from dixit_lab.run.parts import merge_parts, other_records, save_part
 from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
 
@@ -366,7 +367,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                                           parts=parts, records=records):
                     if results[0][1] is not None:  # not written by the worker itself
                         save_part(parts, results, records,  # type: ignore[arg-type]
-                                  untrusted=setup.untrusted_specs)
+                                  untrusted=setup.untrusted_specs, decks=setup.decks())
                     saved += len(results)
                     written.add(results[0][0])
                     played += len(results)
