@@ -96,7 +96,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from dixit_lab.core.cards import DeckError, load_deck
+    from dixit_lab.records.decks import folder_decks
     from dixit_lab.records.format import read_jsonl
     from dixit_lab.report.show import show_game
 
@@ -111,13 +111,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         path = chosen[0].folder
     elif args.point is not None:
         raise UserError(f"{path} is not a sweep folder (no sweep.csv): leave out --point")
+    decks = folder_decks(path)  # the deck played (a deck changed since: one line)
     for index, record in enumerate(read_jsonl(path)):
         if record.meta.get("game", index) == args.game:
-            try:
-                deck = load_deck(record.deck)
-            except DeckError:
-                deck = None
-            print(show_game(record, deck))
+            print(show_game(record, decks(record.deck)))
             return 0
     raise UserError(f"{path} has no game {args.game}")
 

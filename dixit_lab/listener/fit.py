@@ -191,10 +191,10 @@ def resolve_model_path(name_or_path: str | Path) -> Path:
 
 def _records(paths: Iterable[str | Path]) -> Iterable[tuple[GameRecord, Deck]]:
     """Each game under ``paths`` with the deck it was played with: the deck its results
-    folder's config.yaml records (by path and content, :func:`~dixit_lab.run.folder.
+    folder's config.yaml records (by path and content, :func:`~dixit_lab.records.decks.
     folder_deck`); for a games.jsonl without a config.yaml next to it, the deck its records
     name."""
-    from dixit_lab.run.folder import folder_deck
+    from dixit_lab.records.decks import folder_deck
 
     for entry in paths:
         path = Path(entry)

@@ -22,6 +22,7 @@ import numpy as np
 
 from dixit_lab.core.rules import round_outcome
 from dixit_lab.errors import ConfigError
+from dixit_lab.records.decks import DeckLookup, by_name
 from dixit_lab.records.files import open_records
 from dixit_lab.records.format import ROUND_FIELDS, ROUND_OPTIONAL_FIELDS
 
@@ -309,11 +310,13 @@ def _from_lines(lines: list[bytes], first: int) -> Iterator[GameBatch]:
     yield from batches_of_lines(lines, np.arange(first, first + len(lines), dtype=np.int64))
 
 
-def file_batches(path: Path, *, check: bool = True, batch_games: int = BATCH_GAMES
-                 ) -> Iterator[GameBatch]:
+def file_batches(path: Path, *, check: bool = True, batch_games: int = BATCH_GAMES,
+                 decks: DeckLookup = by_name) -> Iterator[GameBatch]:
     """The records of a games file in batches; with ``check``, a file that is not whole and
     consistent is refused (:class:`~dixit_lab.errors.ConfigError` naming file and line, the
-    message of :func:`~dixit_lab.records.integrity.check_record_line`)."""
+    message of :func:`~dixit_lab.records.integrity.check_record_line`); ``decks``: how the
+    games' deck is found, whose size bounds their cards (a results folder's:
+    :func:`~dixit_lab.records.decks.folder_decks`)."""
     from array import array
 
     lines: list[bytes] = []
@@ -327,21 +330,21 @@ def file_batches(path: Path, *, check: bool = True, batch_games: int = BATCH_GAM
             lines.append(line if line.endswith(b"\n") else line + b"\n")
             numbers.append(number)
             if len(lines) == batch_games:
-                yield from _checked(path, lines, numbers, first, check, line_of)
+                yield from _checked(path, lines, numbers, first, check, line_of, decks)
                 first += len(lines)
                 lines, numbers = [], []
     if lines:
-        yield from _checked(path, lines, numbers, first, check, line_of)
+        yield from _checked(path, lines, numbers, first, check, line_of, decks)
 
 
 def _checked(path: Path, lines: list[bytes], numbers: list[int], first: int, check: bool,
-             line_of: Any) -> Iterator[GameBatch]:
+             line_of: Any, decks: DeckLookup) -> Iterator[GameBatch]:
     try:
         batches = list(_from_lines(lines, first))
     except (ValueError, KeyError, TypeError):
         _explain(path, lines, numbers, first, line_of)
         raise
-    if check and any(_first_inconsistent(batch) is not None or not _rules_build(batch)
+    if check and any(_first_inconsistent(batch, decks) is not None or not _rules_build(batch)
                      for batch in batches):
         _explain(path, lines, numbers, first, line_of)
         raise ConfigError(f"{path}: games {first}..{first + len(lines) - 1} contradict "
@@ -378,7 +381,7 @@ def _explain(path: Path, lines: list[bytes], numbers: list[int], first: int,
         check_record_line(text, f"{path}, line {number}", first + position, first_line)
 
 
-def _first_inconsistent(batch: GameBatch) -> int | None:
+def _first_inconsistent(batch: GameBatch, decks: DeckLookup = by_name) -> int | None:
     """The record index of the first game whose indices, scores, winners, seats, votes or
     cards contradict themselves (or its deck, when it can be loaded), or None."""
     import pyarrow as pa
@@ -394,7 +397,8 @@ def _first_inconsistent(batch: GameBatch) -> int | None:
     missing = np.asarray(pc.is_null(batch.agents).to_numpy(zero_copy_only=False), dtype=bool)
     bad |= missing.reshape(batch.games, batch.n).any(axis=1) if batch.n else False
     if batch.rounds:
-        bad |= np.bincount(batch.round_game[_bad_rounds(batch)], minlength=batch.games) > 0
+        bad |= np.bincount(batch.round_game[_bad_rounds(batch, decks)],
+                           minlength=batch.games) > 0
         totals = np.cumsum(batch.points, axis=0)
         padded = np.r_[np.zeros((1, batch.n), np.int64), totals]
         running = totals - padded[batch.round_start[batch.round_game]]
@@ -416,7 +420,7 @@ def _first_inconsistent(batch: GameBatch) -> int | None:
     return int(batch.record_index[position[0]]) if len(position) else None
 
 
-def _bad_rounds(batch: GameBatch) -> np.ndarray:
+def _bad_rounds(batch: GameBatch, decks: DeckLookup) -> np.ndarray:
     """(R,) rounds whose seats, votes or cards are out of range: a storyteller or an owner
     that is not a seat, a vote that is not a displayed position (or the storyteller's), a
     storyteller's card not displayed, a card outside the deck, no clue."""
@@ -431,26 +435,22 @@ def _bad_rounds(batch: GameBatch) -> np.ndarray:
     votes = batch.votes
     bad |= np.any(np.where(is_teller, votes != -1, (votes < 0) | (votes >= shown)), axis=1)
     bad |= ~np.any(batch.display == batch.storyteller_card[:, None], axis=1)
-    size = _deck_size(batch)
+    size = _deck_size(batch, decks)
     if size is not None:
         cards = np.concatenate([batch.display, batch.storyteller_card[:, None]], axis=1)
         bad |= np.any((cards < 0) | (cards >= size), axis=1)
     return bad
 
 
-def _deck_size(batch: GameBatch) -> int | None:
+def _deck_size(batch: GameBatch, decks: DeckLookup) -> int | None:
     """The cards of the batch's deck (one deck, loadable here), else None."""
     import pyarrow.compute as pc
 
-    from dixit_lab.core.cards import DeckError, load_deck
-
-    decks = pc.unique(batch.deck).to_pylist()
-    if len(decks) != 1:
+    names = pc.unique(batch.deck).to_pylist()
+    if len(names) != 1:
         return None
-    try:
-        return len(load_deck(str(decks[0])))
-    except (DeckError, OSError, ValueError):
-        return None
+    deck = decks(str(names[0]))
+    return None if deck is None else len(deck)
 
 
 def rule_sets(texts: Sequence[str]) -> dict[str, Any]:

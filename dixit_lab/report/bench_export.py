@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dixit_lab.atomic import atomic_write_text
-from dixit_lab.core.cards import DeckError, load_deck
+from dixit_lab.records.decks import DeckLookup, by_name, folder_decks
 from dixit_lab.records.files import games_file
 from dixit_lab.records.format import GameRecord, read_jsonl
 
@@ -36,16 +36,16 @@ def tier_of(find_rate: float) -> str:
     return "hard" if find_rate <= 1 / 3 else "medium"
 
 
-def bench_items(records: Iterable[GameRecord], source: str = "") -> Iterator[dict[str, Any]]:
-    """One item per round whose storyteller told (no ``tell`` fault)."""
-    decks: dict[str, Any] = {}
+def bench_items(records: Iterable[GameRecord], source: str = "",
+                decks: DeckLookup = by_name) -> Iterator[dict[str, Any]]:
+    """One item per round whose storyteller told (no ``tell`` fault); ``decks``: how the
+    games' deck is found (a results folder's :func:`~dixit_lab.records.decks.folder_decks`;
+    a deck that cannot be loaded names its cards by deck index)."""
+    found: dict[str, Any] = {}
     for number, record in enumerate(records):
-        if record.deck not in decks:
-            try:
-                decks[record.deck] = load_deck(record.deck)
-            except DeckError:
-                decks[record.deck] = None  # items then name cards by deck index
-        deck = decks[record.deck]
+        if record.deck not in found:
+            found[record.deck] = decks(record.deck)
+        deck = found[record.deck]
         game = record.meta.get("game", number)
         for index, rnd in enumerate(record.rounds):
             if any(f.seat == rnd.storyteller and f.action == "tell" for f in rnd.faults):
@@ -77,7 +77,7 @@ def export_bench(sources: list[str | Path], out: str | Path, *, per_tier: int | 
     for position, source in enumerate(sources):
         path = games_file(source)
         prefix = f"{position}:" if len(sources) > 1 else ""
-        items.extend(bench_items(read_jsonl(path), prefix))
+        items.extend(bench_items(read_jsonl(path), prefix, folder_decks(path)))
     if per_tier is not None:
         rng = np.random.default_rng(seed)
         chosen: list[dict[str, Any]] = []

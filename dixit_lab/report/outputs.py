@@ -50,6 +50,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     consistent), writing the ``rounds.parquet`` dataset on the way."""
     from dixit_lab.progress import progress
     from dixit_lab.records.batches import file_batches
+    from dixit_lab.records.decks import folder_decks
     from dixit_lab.records.manifest import check_game_count
     from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
     from dixit_lab.stats.round_table import (
@@ -59,6 +60,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
         write_round_table,
     )
 
+    decks = folder_decks(folder)  # the deck played, refused in one line if changed since
     staging = folder / f".{ROUNDS_DATASET}.new"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
@@ -66,10 +68,11 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     cache = PredictionCache(_untrusted_specs(folder))
     try:
         with progress(desc="tables", unit="game", disable_all=not show_progress) as bar:
-            for batch in file_batches(games_path, check=True):
+            for batch in file_batches(games_path, check=True, decks=decks):
                 first, last = int(batch.record_index[0]), int(batch.record_index[-1])
-                write_round_table([batch], staging / f"part-{part_stem(first, last)}.parquet")
-                stats.add(batch_stats(batch, predicted_finds(batch, cache)))
+                write_round_table([batch], staging / f"part-{part_stem(first, last)}.parquet",
+                                  decks)
+                stats.add(batch_stats(batch, predicted_finds(batch, cache, decks)))
                 bar.update(batch.games)
         check_game_count(games_path, stats.games)  # none missing after the last whole frame
     except BaseException:

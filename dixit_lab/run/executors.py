@@ -83,7 +83,7 @@ def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path,
     from dixit_lab.run.tournament import play_chunk_columns
 
     results, batch = play_chunk_columns(setup, chunk)
-    save_part(parts, results, records, batch, setup.untrusted_specs)
+    save_part(parts, results, records, batch, setup.untrusted_specs, setup.decks())
     return [(index, None) for index, _ in results]
 
 
@@ -189,7 +189,7 @@ class ProcessExecutor(LocalExecutor):
             from dixit_lab.run.parts import summarise_lines
 
             summarise_lines([line for _, line in warm], [index for index, _ in warm], None,
-                            untrusted=setup.untrusted_specs)
+                            untrusted=setup.untrusted_specs, decks=setup.decks())
         # workers die with this process (even under SIGKILL) and leave signals to it
         pool_executor = ProcessPoolExecutor(max_workers=count, initializer=pool_worker_setup)
         with pool_executor as pool, _stopped_on_exit(pool):

@@ -1,8 +1,9 @@
 """What a results folder says was run, read from its ``config.yaml``: the experiment as it was
 resolved when the games were played (every rule option, each player's canonical spec) and
-the deck, by absolute path and content fingerprint. ``replay`` and ``fit-listener`` read a
-folder through this module, never by re-resolving names from the working directory or from
-the config file the run started from (which may have been edited, moved or deleted since).
+the deck, by absolute path and content fingerprint (read, as every reader of a folder reads
+it, by :mod:`dixit_lab.records.decks`). ``replay`` reads a folder through this module, never
+by re-resolving names from the working directory or from the config file the run started
+from (which may have been edited, moved or deleted since).
 
 Every problem is a :class:`~dixit_lab.run.experiment.ConfigError` naming ``config.yaml``.
 """
@@ -12,24 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dixit_lab.core.cards import Deck, DeckError, absolute_deck_spec, load_deck
 from dixit_lab.core.rules import RuleSet
+from dixit_lab.records.decks import folder_deck, played_spec
 from dixit_lab.run.experiment import ConfigError, ExperimentConfig, parse_config, read_yaml_file
 
-__all__ = ["DECK_PLAYED", "ENGINE_PLAYED", "Played", "deck_played", "folder_deck",
-           "played_config", "read_header"]
+__all__ = ["ENGINE_PLAYED", "Played", "played_config", "read_header"]
 
-#: the key of config.yaml's header (next to the version) that records the deck played
-DECK_PLAYED = "deck_played"
 #: the key that records the engine that played the games and why (``{"engine": "reference",
 #: "batched" or "compiled", "why": ...}``), for the report
 ENGINE_PLAYED = "engine_played"
-
-
-def deck_played(spec: str) -> dict[str, str]:
-    """What config.yaml records of the deck ``spec``: its absolute spec (the same deck from
-    any working directory) and its :attr:`~dixit_lab.core.cards.Deck.fingerprint`."""
-    return {"spec": absolute_deck_spec(spec), "fingerprint": load_deck(spec).fingerprint}
 
 
 def read_header(folder: Path) -> dict[str, Any]:
@@ -41,34 +33,6 @@ def read_header(folder: Path) -> dict[str, Any]:
     if not isinstance(header, dict) or not isinstance(header.get("experiment"), dict):
         raise ConfigError(f"{path}: no 'experiment' section; is {folder} a results folder?")
     return header
-
-
-def _played_spec(folder: Path, header: dict[str, Any]) -> tuple[str, str | None]:
-    """(deck spec, fingerprint or None) of the games in ``folder``."""
-    played = header.get(DECK_PLAYED)
-    if isinstance(played, dict) and isinstance(played.get("spec"), str):
-        return played["spec"], played.get("fingerprint")
-    deck = header["experiment"].get("deck")  # a folder written before decks were recorded
-    if not isinstance(deck, str):
-        raise ConfigError(f"{folder / 'config.yaml'}: experiment.deck is {deck!r}, not a deck")
-    return deck, None
-
-
-def folder_deck(folder: Path, header: dict[str, Any] | None = None) -> Deck:
-    """The deck the games of ``folder`` were played with, checked to hold the same cards as
-    then (a deck folder edited since is refused, not silently used)."""
-    header = header if header is not None else read_header(folder)
-    spec, fingerprint = _played_spec(folder, header)
-    path = folder / "config.yaml"
-    try:
-        deck = load_deck(spec)
-    except DeckError as error:
-        raise ConfigError(f"{path}: the deck these games were played with: {error}") from None
-    if fingerprint is not None and deck.fingerprint != fingerprint:
-        raise ConfigError(f"{path}: the deck {spec} has changed since these games were played "
-                          f"(its cards' ids, images or captions differ); restore it, or play "
-                          f"the games again")
-    return deck
 
 
 def _as_played(experiment: dict[str, Any], path: Path, deck: str) -> dict[str, Any]:
@@ -112,7 +76,7 @@ def played_config(folder: Path) -> Played:
     header = read_header(folder)
     path = folder / "config.yaml"
     folder_deck(folder, header)  # the same cards as then
-    spec, _ = _played_spec(folder, header)
+    spec, _ = played_spec(folder, header)
     data = _as_played(header["experiment"], path, spec)
     config = parse_config(data, str(path))
     resolved = data["rules"]

@@ -25,6 +25,7 @@ import numpy as np
 
 from dixit_lab.atomic import atomic_write, atomic_write_bytes, atomic_write_text
 from dixit_lab.records.batches import GameBatch
+from dixit_lab.records.decks import DeckLookup, by_name, folder_decks
 from dixit_lab.records.files import RECORD_NAMES, compressor, find_records, records_name
 from dixit_lab.stats.game_stats import GameStats, batch_stats
 from dixit_lab.stats.round_table import ROUNDS_DATASET, part_stem, replace_dataset
@@ -36,12 +37,13 @@ _CACHE: dict[str, object] = {}
 
 
 def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: Path | None,
-                    batch: GameBatch | None = None, untrusted: frozenset[str] = frozenset()
-                    ) -> GameStats:
+                    batch: GameBatch | None = None, untrusted: frozenset[str] = frozenset(),
+                    decks: DeckLookup = by_name) -> GameStats:
     """The sums of some record lines (games ``indices``, in order) and, with
     ``rounds_path``, their rows of the round table written there; ``batch``: the same games
     in columns already (the batched engine's), so that the lines need not be parsed;
-    ``untrusted``: the specs of untrusted seats, whose agents are never built here."""
+    ``untrusted``: the specs of untrusted seats, whose agents are never built here;
+    ``decks``: the deck the games were played with (by name, unless told)."""
     from dixit_lab.records.batches import batches_of_lines
     from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
     from dixit_lab.stats.round_table import write_round_table
@@ -51,21 +53,22 @@ def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: P
     batches = [batch] if batch is not None else list(batches_of_lines(
         [line.encode() + b"\n" for line in lines], np.asarray(indices, dtype=np.int64)))
     for batch in batches:
-        stats.add(batch_stats(batch, predicted_finds(batch, cache)))  # type: ignore[arg-type]
+        stats.add(batch_stats(batch, predicted_finds(batch, cache, decks)))  # type: ignore[arg-type]
     if rounds_path is not None:
-        atomic_write(rounds_path, lambda tmp: write_round_table(batches, tmp))
+        atomic_write(rounds_path, lambda tmp: write_round_table(batches, tmp, decks))
     return stats
 
 
 def save_part(parts: Path, results: Sequence[tuple[int, str]], records: str,
-              batch: GameBatch | None = None, untrusted: frozenset[str] = frozenset()) -> None:
+              batch: GameBatch | None = None, untrusted: frozenset[str] = frozenset(),
+              decks: DeckLookup = by_name) -> None:
     """Write a finished chunk's three files (the records last); ``batch``: its games in
-    columns, when the engine gave them."""
+    columns, when the engine gave them; ``decks``: the deck they were played with."""
     indices = [index for index, _ in results]
     lines = [line for _, line in results]
     stem = part_stem(indices[0], indices[-1])
     stats = summarise_lines(lines, indices, parts / f"rounds-{stem}.parquet", batch,
-                            untrusted)
+                            untrusted, decks)
     atomic_write_text(parts / f"stats-{stem}.json", json.dumps(stats.to_json()))
     text = "".join(f"{line}\n" for line in lines).encode()
     if records.endswith(".zst"):
@@ -83,7 +86,7 @@ def _record_parts(parts: Path) -> list[tuple[int, int, Path]]:
 
 
 def _part_stats(path: Path, stem: str, parts: Path, trusted: bool,
-                untrusted_specs: frozenset[str] = frozenset()) -> GameStats:
+                untrusted_specs: frozenset[str], decks: DeckLookup) -> GameStats:
     """A part's sums: read when this run wrote them, else (a part left by an interrupted
     run, which anything may have touched since) recomputed from its records, which were
     checked line by line when the run resumed."""
@@ -100,7 +103,8 @@ def _part_stats(path: Path, stem: str, parts: Path, trusted: bool,
     with open_text(path) as handle:
         lines = [line.rstrip("\n") for line in handle if line.strip()]
     return summarise_lines(lines, [game_index(line) for line in lines],
-                           parts / f"rounds-{stem}.parquet", untrusted=untrusted_specs)
+                           parts / f"rounds-{stem}.parquet", untrusted=untrusted_specs,
+                           decks=decks)
 
 
 def merge_parts(folder: Path, expected: int, records: str,
@@ -126,9 +130,10 @@ def merge_parts(folder: Path, expected: int, records: str,
     if position != expected:
         return None
     total = GameStats()
+    decks = folder_decks(folder)  # the deck config.yaml records (the resume checked it)
     for first, last, path in found:
         stats = _part_stats(path, part_stem(first, last), parts, first in trusted,
-                            untrusted_specs)
+                            untrusted_specs, decks)
         if stats.games != last - first + 1:
             return None  # a resumed chunk of scattered games: merge line by line
         total.add(stats)

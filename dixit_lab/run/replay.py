@@ -11,6 +11,7 @@ from typing import Any
 from dixit_lab.core.recording import Recording
 from dixit_lab.progress import progress
 from dixit_lab.records.batches import file_batches
+from dixit_lab.records.decks import folder_decks
 from dixit_lab.records.files import find_records, open_text
 from dixit_lab.run.executors import chunked, run_chunks
 from dixit_lab.run.experiment import ConfigError
@@ -63,8 +64,10 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
     config = played.config
     from dixit_lab.run.runner import chunk_size_for, game_specs, table_setup
 
-    for _ in file_batches(games_path, check=True):  # a missing, repeated or truncated game:
-        pass                                        # file and line, in bounded memory
+    # a missing, repeated or truncated game, a card outside the deck: file and line, in
+    # bounded memory
+    for _ in file_batches(games_path, check=True, decks=folder_decks(folder)):
+        pass
     with open_text(games_path) as handle:
         recorded = [line for line in handle.read().split("\n") if line.strip()]
     specs = game_specs(config)

@@ -31,6 +31,7 @@ from dixit_lab.core.agent import make_agent
 from dixit_lab.core.recording import Recording
 from dixit_lab.engine.seats import seat_info
 from dixit_lab.progress import progress, stage
+from dixit_lab.records.decks import DECK_PLAYED, deck_played
 from dixit_lab.records.files import (
     RECORD_NAMES,
     compressor,
@@ -50,7 +51,7 @@ from dixit_lab.run.experiment import (
     load_config,
     read_yaml_file,
 )
-from dixit_lab.run.folder import DECK_PLAYED, ENGINE_PLAYED, deck_played
+from dixit_lab.run.folder import ENGINE_PLAYED
 from dixit_lab.run.parts import merge_parts, other_records, save_part
 from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
 
@@ -182,10 +183,12 @@ def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in resolved.items() if k not in _IGNORED_FOR_RESUME}
 
 
-def _check_same_experiment(folder: Path, resolved: dict[str, Any]) -> None:
+def _check_same_experiment(folder: Path, resolved: dict[str, Any]) -> dict[str, Any]:
+    """The header of the folder's config.yaml (empty when there is none), refused when it
+    holds another experiment."""
     existing = folder / "config.yaml"
     if not existing.exists():
-        return
+        return {}
     try:
         old = yaml.safe_load(existing.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError:
@@ -199,6 +202,20 @@ def _check_same_experiment(folder: Path, resolved: dict[str, Any]) -> None:
         raise ConfigError(f"{folder} holds the results of a different experiment (changed: "
                           f"{', '.join(changed)}); choose another --out, or delete the folder "
                           f"to start again")
+    return old if isinstance(old, dict) else {}
+
+
+def _check_same_deck(folder: Path, old: dict[str, Any], deck: dict[str, str]) -> None:
+    """Refuse to resume games saved on another deck than ``deck`` (a deck folder edited
+    between the parts of a run): the new games would be played on other cards."""
+    played = old.get(DECK_PLAYED)
+    if not isinstance(played, dict) or not _sources(folder):
+        return  # nothing saved yet, or a folder written before decks were recorded
+    if played.get("fingerprint") != deck["fingerprint"]:
+        raise ConfigError(f"{folder / 'config.yaml'}: the deck {played.get('spec')} has "
+                          f"changed since its saved games were played (its cards' ids, images "
+                          f"or captions differ): the missing games would be played on other "
+                          f"cards; restore the deck, or choose another --out")
 
 
 def _sources(folder: Path) -> list[Path]:
@@ -283,12 +300,13 @@ def prepare_folder(config: ExperimentConfig, folder: Path,
                           f"--out")
     folder.mkdir(parents=True, exist_ok=True)
     resolved = config.resolved()
-    _check_same_experiment(folder, resolved)
+    old = _check_same_experiment(folder, resolved)
+    deck = deck_played(config.deck)  # the deck by path and content
+    _check_same_deck(folder, old, deck)
     engine, why = (setup or table_setup(config)).engine_choice()
     header = {"experiment": resolved, "dixit_lab_version": __version__,
               "git_commit": git_commit(), "python": sys.version.split()[0],
-              DECK_PLAYED: deck_played(config.deck),  # the deck by path and content
-              ENGINE_PLAYED: {"engine": engine, "why": why}}
+              DECK_PLAYED: deck, ENGINE_PLAYED: {"engine": engine, "why": why}}
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
 
@@ -366,7 +384,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                                           parts=parts, records=records):
                     if results[0][1] is not None:  # not written by the worker itself
                         save_part(parts, results, records,  # type: ignore[arg-type]
-                                  untrusted=setup.untrusted_specs)
+                                  untrusted=setup.untrusted_specs, decks=setup.decks())
                     saved += len(results)
                     written.add(results[0][0])
                     played += len(results)

@@ -22,6 +22,7 @@ from dixit_lab.engine.game import play_game
 from dixit_lab.engine.seats import GameFailed, make_seat_agent, seat_info
 from dixit_lab.engine.trust import TRUSTED, Isolation
 from dixit_lab.errors import ConfigError
+from dixit_lab.records.decks import DeckLookup, played_with
 
 __all__ = [
     "GameFailed",
@@ -79,6 +80,11 @@ class TableSetup:
     @property
     def key(self) -> tuple[Any, ...]:
         return (self.rules, self.deck, self.specs, self.on_illegal, self.isolation)
+
+    def decks(self) -> DeckLookup:
+        """The deck lookup of this setup's games: its own deck, whatever name a record
+        gives (a folder named ``dreams`` is not the bundled ``dreams``)."""
+        return played_with(load_deck(self.deck))
 
     def seat_isolation(self, seat: int) -> Isolation:
         return self.isolation[seat] if self.isolation else TRUSTED

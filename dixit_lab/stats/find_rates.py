@@ -4,6 +4,8 @@ For every storyteller turn of a player whose agent predicts find probabilities (
 ``pragmatic``, ``calibrated``: agents with a ``predicted_find`` method), the agent is rebuilt
 from its spec and asked what it predicted for the (card, clue) it told, given its hand and the
 round; the observed find rate of the turn is the share of listeners who voted for the card.
+The agent is given the deck the games were played with: a results folder's
+(:func:`~dixit_lab.records.decks.folder_decks`), else the deck the records name.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import numpy as np
 import pandas as pd
 
 from dixit_lab.core.agent import GameContext, make_agent
-from dixit_lab.core.cards import load_deck
+from dixit_lab.core.cards import Deck, DeckError
 from dixit_lab.core.rules import RuleSet
+from dixit_lab.records.decks import DeckLookup, by_name
 from dixit_lab.records.format import GameRecord, player_names
 
 __all__ = ["PredictionCache", "calibration_bins", "find_rate_table", "predicted_finds",
@@ -25,36 +28,48 @@ __all__ = ["PredictionCache", "calibration_bins", "find_rate_table", "predicted_
 
 
 class PredictionCache:
-    """The storytellers rebuilt to ask them their predictions, by (spec, deck, players,
-    rules); None for a spec whose agent predicts nothing, and for the ``untrusted`` specs
+    """The storytellers rebuilt to ask them their predictions, by (spec, deck content,
+    players, rules); None for a spec whose agent predicts nothing, and for the ``untrusted`` specs
     (seats played in a child: the engine never builds them, so their predictions are not
     asked and their predicted find rate is NaN)."""
 
     def __init__(self, untrusted: frozenset[str] = frozenset()) -> None:
         self.agents: dict[tuple[Any, ...], Any] = {}
-        self.decks: dict[str, Any] = {}
+        self.predicts: dict[str, bool] = {}
         self.untrusted = untrusted
 
-    def agent(self, spec: str, deck: str, n_players: int, rules: RuleSet) -> Any:
-        key = (spec, deck, n_players, rules)
+    def agent(self, spec: str, deck: str, decks: DeckLookup, n_players: int, rules: RuleSet
+              ) -> Any:
+        """The storyteller of ``spec`` for games of the deck named ``deck`` (found by
+        ``decks``: only when its agent predicts)."""
         if spec in self.untrusted:
             return None
+        if spec not in self.predicts:
+            self.predicts[spec] = callable(getattr(make_agent(spec), "predicted_find", None))
+        if not self.predicts[spec]:
+            return None
+        played = _deck(decks, deck)
+        key = (spec, played.fingerprint, n_players, rules)
         if key not in self.agents:
-            agent: Any = make_agent(spec)
-            if callable(getattr(agent, "predicted_find", None)):
-                if deck not in self.decks:
-                    self.decks[deck] = load_deck(deck)
-                agent.begin_game(GameContext(0, n_players, rules, self.decks[deck]))
-            else:
-                agent = None
-            self.agents[key] = agent
+            agent = self.agents[key] = make_agent(spec)
+            agent.begin_game(GameContext(0, n_players, rules, played))
         return self.agents[key]
 
 
-def predicted_finds(batch: Any, cache: PredictionCache) -> np.ndarray:
+def _deck(decks: DeckLookup, name: str) -> Deck:
+    deck = decks(name)
+    if deck is None:
+        raise DeckError(f"deck {name!r} of these games cannot be loaded here: the "
+                        f"storytellers' predicted find rates need it")
+    return deck
+
+
+def predicted_finds(batch: Any, cache: PredictionCache, decks: DeckLookup = by_name
+                    ) -> np.ndarray:
     """(R,) each round's predicted find rate of its storyteller (NaN where its agent has no
     model, its hand was not recorded, or its clue is outside its bank), for a
-    :class:`~dixit_lab.records.batches.GameBatch`."""
+    :class:`~dixit_lab.records.batches.GameBatch`; ``decks``: how the games' deck is found
+    (a results folder's :func:`~dixit_lab.records.decks.folder_decks`)."""
     import pyarrow.compute as pc
 
     from dixit_lab.records.batches import rule_sets
@@ -66,21 +81,21 @@ def predicted_finds(batch: Any, cache: PredictionCache) -> np.ndarray:
     spec_codes = pc.dictionary_encode(batch.agents)
     specs = spec_codes.dictionary.to_pylist()
     teller_spec = np.asarray(spec_codes.indices)[batch.round_game * n + batch.storyteller]
-    decks = batch.deck.to_numpy(zero_copy_only=False)
+    deck_names = batch.deck.to_numpy(zero_copy_only=False)
     rules = rule_sets(batch.rule_options)
     rule_of_game = np.array([list(rules).index(text) for text in batch.rule_options])
     hand_sizes = pc.list_value_length(batch.hands).to_numpy(zero_copy_only=False)
     clues = batch.clue.to_pylist()
     groups = teller_spec * len(rules) + rule_of_game[batch.round_game]
-    for deck in np.unique(decks):
-        in_deck = decks[batch.round_game] == deck
+    for deck in np.unique(deck_names):
+        in_deck = deck_names[batch.round_game] == deck
         for group in np.unique(groups[in_deck]):
             spec = specs[group // len(rules)]
             rule_set = list(rules.values())[group % len(rules)]
             rows = np.flatnonzero(in_deck & (groups == group) & (hand_sizes > 0))
             if not len(rows):
                 continue
-            agent = cache.agent(spec, str(deck), n, rule_set)
+            agent = cache.agent(spec, str(deck), decks, n, rule_set)
             if agent is None:
                 continue
             turn_clues = [clues[i] for i in rows]
@@ -98,11 +113,12 @@ def predicted_finds(batch: Any, cache: PredictionCache) -> np.ndarray:
     return predicted
 
 
-def turn_predictions(records: Iterable[GameRecord], untrusted: frozenset[str] = frozenset()
-                     ) -> pd.DataFrame:
+def turn_predictions(records: Iterable[GameRecord], untrusted: frozenset[str] = frozenset(),
+                     decks: DeckLookup = by_name) -> pd.DataFrame:
     """One row per storyteller turn: game, round, player, agent, voters, finders,
     ``observed`` (finders / voters) and ``predicted`` (NaN for agents without a model, and
-    for the ``untrusted`` specs, which are never built here)."""
+    for the ``untrusted`` specs, which are never built here); ``decks``: as for
+    :func:`predicted_finds`."""
     agents: dict[tuple[Any, ...], Any] = {}
     rows = []
     for game, record in enumerate(records):
@@ -120,7 +136,7 @@ def turn_predictions(records: Iterable[GameRecord], untrusted: frozenset[str] = 
                 agent = make_agent(spec)
                 if callable(getattr(agent, "predicted_find", None)):
                     agent.begin_game(GameContext(seat, record.n_players, rules,
-                                                 load_deck(record.deck)))
+                                                 _deck(decks, record.deck)))
                 agents[key] = agent
             predict = getattr(agent, "predicted_find", None)
             if callable(predict) and rnd.storyteller_hand:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dixit_lab.records.batches import OUTCOME_NAMES, GameBatch
+from dixit_lab.records.decks import DeckLookup, by_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,20 +59,13 @@ def replace_dataset(staging: Path, dataset: Path) -> None:
         os.replace(staging, dataset)
 
 
-def _card_ids(deck: str) -> np.ndarray | None:
-    """The card ids of a deck by index, or None when it cannot be loaded here."""
-    from dixit_lab.core.cards import DeckError, load_deck
-
-    try:
-        return np.array([card.id for card in load_deck(deck).cards], dtype=object)
-    except (DeckError, OSError, ValueError):
-        return None
-
-
 class _CardNames:
-    """Deck index -> card id (``dreams-042``), ``#41`` when the deck cannot be loaded."""
+    """Deck index -> card id (``dreams-042``), ``#41`` when the deck cannot be loaded; the
+    deck of a record's name found by ``decks`` (a results folder's:
+    :func:`~dixit_lab.records.decks.folder_decks`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, decks: DeckLookup = by_name) -> None:
+        self._lookup = decks
         self._decks: dict[str, np.ndarray | None] = {}
 
     def dictionary(self, batch: GameBatch, per_row: np.ndarray, missing: np.ndarray,
@@ -94,7 +88,9 @@ class _CardNames:
 
     def _ids(self, deck: str) -> np.ndarray | None:
         if deck not in self._decks:
-            self._decks[deck] = _card_ids(deck)
+            found = self._lookup(deck)
+            self._decks[deck] = None if found is None else np.array(
+                [card.id for card in found.cards], dtype=object)
         return self._decks[deck]
 
     def _one(self, deck: str, card: int) -> str:
@@ -187,12 +183,13 @@ def _with_pandas_types(table: pa.Table) -> pa.Table:
 
 
 class RoundTableWriter:
-    """Streams batches into ``rounds.parquet`` (one row group per batch)."""
+    """Streams batches into ``rounds.parquet`` (one row group per batch); ``decks``: how the
+    games' deck is found, for the card ids."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, decks: DeckLookup = by_name) -> None:
         self.path = path
         self._writer: Any = None
-        self._cards = _CardNames()
+        self._cards = _CardNames(decks)
         self.rows = 0
 
     def add(self, batch: GameBatch) -> None:
@@ -222,9 +219,11 @@ def _empty_table() -> pa.Table:
     return pa.Table.from_pandas(pd.DataFrame(columns=list(ROUND_COLUMNS)), preserve_index=False)
 
 
-def write_round_table(batches: Iterable[GameBatch], path: Path) -> int:
-    """Write every batch's rows to ``path``; returns the number of rows."""
-    writer = RoundTableWriter(path)
+def write_round_table(batches: Iterable[GameBatch], path: Path, decks: DeckLookup = by_name
+                      ) -> int:
+    """Write every batch's rows to ``path`` (``decks``: how the games' deck is found);
+    returns the number of rows."""
+    writer = RoundTableWriter(path, decks)
     try:
         for batch in batches:
             writer.add(batch)
@@ -233,12 +232,14 @@ def write_round_table(batches: Iterable[GameBatch], path: Path) -> int:
     return writer.rows
 
 
-def rounds_dataframe(batches: Iterable[GameBatch]) -> pd.DataFrame:
-    """The rows of every batch as one pandas DataFrame (for records held in memory)."""
+def rounds_dataframe(batches: Iterable[GameBatch], decks: DeckLookup = by_name
+                     ) -> pd.DataFrame:
+    """The rows of every batch as one pandas DataFrame (for records held in memory; their
+    deck by name unless ``decks`` says)."""
     import pandas as pd
     import pyarrow as pa
 
-    cards = _CardNames()
+    cards = _CardNames(decks)
     tables = [_with_pandas_types(round_table(batch, cards)) for batch in batches]
     if not tables:
         return pd.DataFrame(columns=list(ROUND_COLUMNS))

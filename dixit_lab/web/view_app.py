@@ -26,7 +26,8 @@ from typing import Any
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, JSONResponse, Response
 
-from dixit_lab.core.cards import Deck, DeckError, load_deck
+from dixit_lab.core.cards import Deck
+from dixit_lab.records.decks import DeckLookup, folder_decks
 from dixit_lab.records.files import find_records, is_compressed, open_records
 from dixit_lab.records.format import GameRecord, player_names
 from dixit_lab.records.manifest import check_games_file
@@ -42,6 +43,10 @@ _PAGE_LIMIT = 500
 class _Run:
     label: str
     games_path: Path
+    #: the deck its games were played with (its folder's config.yaml), checked at opening
+    decks: DeckLookup
+    #: its cards by number, when its deck cannot be loaded any more
+    numbered: Deck | None = None
     offsets: list[int] | None = None
     #: a compressed games file, decompressed once into a temporary file to seek in
     plain: Any = None
@@ -105,9 +110,10 @@ class ResultsIndex:
                                       if k not in ("point", "folder"))
                     games = find_records(sub)
                     if games is not None:
-                        index.runs.append(_Run(f"point {row.get('point')}: {label}", games))
-        elif find_records(root) is not None:
-            index.runs.append(_Run(root.name, find_records(root)))  # type: ignore[arg-type]
+                        index.runs.append(_Run(f"point {row.get('point')}: {label}", games,
+                                               folder_decks(sub)))
+        elif (games := find_records(root)) is not None:
+            index.runs.append(_Run(root.name, games, folder_decks(root)))
         if not index.runs:
             raise FileNotFoundError(f"{root} holds no games.jsonl (nor a sweep.csv of points "
                                     f"with games): is it a results folder?")
@@ -120,17 +126,19 @@ class ResultsIndex:
             raise HTTPException(404, f"no run {number}")
         return self.runs[number]
 
-    def deck_number(self, record: GameRecord) -> int:
-        """The number of the record's deck (loaded once; a deck that cannot be loaded any more
-        shows its cards by number)."""
-        for number, deck in enumerate(self.decks):
-            if deck.name == record.deck:
+    def deck_number(self, run: _Run, record: GameRecord) -> int:
+        """The number of the deck a record of ``run`` was played with (its folder's, loaded
+        once; a deck that cannot be loaded any more shows its cards by number)."""
+        deck = run.decks(record.deck)
+        if deck is None:
+            if run.numbered is None:
+                cards = [c for rnd in record.rounds
+                         for c in (*rnd.display, *rnd.storyteller_hand)]
+                run.numbered = Deck.numbered(max(cards, default=0) + 1, record.deck)
+            deck = run.numbered
+        for number, known in enumerate(self.decks):
+            if known is deck:
                 return number
-        try:
-            deck = load_deck(record.deck)
-        except DeckError:
-            cards = [c for rnd in record.rounds for c in (*rnd.display, *rnd.storyteller_hand)]
-            deck = Deck.numbered(max(cards, default=0) + 1, record.deck)
         self.decks.append(deck)
         return len(self.decks) - 1
 
@@ -166,8 +174,9 @@ def view_app(index: ResultsIndex, allowed_hosts: list[str]) -> FastAPI:
 
     @app.get("/api/runs/{run}/games/{number}")
     def game(run: int, number: int) -> JSONResponse:
-        record = index.run(run).record(number)
-        deck_number = index.deck_number(record)
+        chosen = index.run(run)
+        record = chosen.record(number)
+        deck_number = index.deck_number(chosen, record)
         return json_response(record_json(record, index.decks[deck_number],
                                          prefix=f"/cards/{deck_number}"), headers={})
 

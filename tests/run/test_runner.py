@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from PIL import Image
 
 from dixit_lab.records.format import read_jsonl
 from dixit_lab.run.experiment import ConfigError, parse_config
@@ -113,3 +115,43 @@ def test_a_killed_run_resumes_and_plays_only_the_missing_games(tmp_path):
     assert fresh.played == 600
     fresh_bytes = games_text(tmp_path / "fresh")
     assert games_text(folder) == fresh_bytes
+
+
+def test_a_resume_on_a_deck_changed_since_is_refused_in_one_line(tmp_path, monkeypatch,
+                                                                capsys):
+    from dixit_lab.cli.main import main
+    from tests.deck_support import image_deck, new_process
+
+    deck = image_deck(tmp_path / "dreams", cards=30)
+    config = {**CONFIG, "deck": str(deck), "players": ["random"] * 3, "games": 6,
+              "executor": {"kind": "local", "chunk_size": 2}}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config))
+    folder = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(folder), "--quiet"]) == 0
+    lines = games_text(folder).splitlines()
+    for saved in folder.iterdir():  # as a run stopped after its first chunk
+        if saved.name != "config.yaml":
+            shutil.rmtree(saved) if saved.is_dir() else saved.unlink()
+    part = folder / "parts" / "games-0000000-0000001.jsonl"
+    part.parent.mkdir()
+    part.write_text("\n".join(lines[:2]) + "\n")
+    header = (folder / "config.yaml").read_text()
+    image = deck / "images" / "0.png"
+    original = image.read_bytes()
+    Image.new("RGB", (8, 8), (1, 2, 3)).save(image)  # the deck changes between the parts
+    new_process(monkeypatch)
+    capsys.readouterr()
+    assert main(["run", str(path), "--out", str(folder), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"dixit-lab run: error: {folder / 'config.yaml'}: the deck {deck} "
+                          f"has changed since its saved games were played"), err
+    # nothing already computed is lost, nor recorded as played on the new deck
+    assert part.read_text() == "\n".join(lines[:2]) + "\n"
+    assert (folder / "config.yaml").read_text() == header
+    image.write_bytes(original)  # restored: the run resumes and plays the same games
+    new_process(monkeypatch)
+    result = run_experiment(parse_config(config), folder, show_progress=False,
+                            write_outputs=False)
+    assert result.played == 4 and games_text(folder).splitlines() == lines
