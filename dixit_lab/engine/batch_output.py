@@ -16,7 +16,6 @@ from dixit_lab.core.seeding import seed_fields
 from dixit_lab.engine.game import _options
 from dixit_lab.records.batches import GameBatch
 from dixit_lab.records.format import (
-    END_REASONS,
     GAME_FIELDS,
     ROUND_FIELDS,
     game_json_keys,
@@ -81,21 +80,23 @@ def json_lines(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, 
     bits = ((games.scores == best) * (1 << np.arange(games.shape.n))).sum(axis=1)
     winner_lists = np.array([",".join(str(s) for s in range(games.shape.n) if mask >> s & 1)
                              for mask in range(1 << games.shape.n)], dtype=object)
-    reasons = {reason: dumps(reason) for reason in END_REASONS}
     values = {"seed": np.array([str(e) for e, _ in seeds], dtype=object),
               "spawn_key": np.array([",".join(map(str, k)) for _, k in seeds], dtype=object),
               "rules": dumps(rules.name), "rule_options": dumps(_options(rules)),
               "agents": agents, "deck": dumps(deck.name), "rounds": game_rounds,
               "final_scores": rows(games.scores), "winners": winner_lists[bits],
-              "end_reason": np.array([reasons[r] for r in games.end_reason.tolist()],
-                                     dtype=object)}
-    pieces = []
+              "end_reason": _json_strings(games.end_reason, dumps)}
+    fields: list[Any] = [""]
     for (name, _), (opening, closing) in zip(GAME_FIELDS, game_json_keys(), strict=True):
-        pieces += [opening, values[name], closing]
+        for piece in (opening, values[name], closing):  # constants joined: fewer columns
+            if isinstance(piece, str) and isinstance(fields[-1], str):
+                fields[-1] += piece
+            else:
+                fields.append(piece)
     tails = np.array([f',"meta":{_meta_json(meta, dumps)}' if meta else ""
                       for meta in (metas if metas is not None else [None] * b)],
                      dtype=object)
-    return list(_concat([*pieces, tails, "}"], b))
+    return list(_concat([*fields, tails, "}"], b))
 
 
 def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
@@ -153,6 +154,13 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
                      if r else np.zeros(1, np.int32)),
             pa.array(hand.ravel())),
         unperceived=np.zeros((r, n), dtype=np.int64))  # every clue is of the table's bank
+
+
+def _json_strings(texts: np.ndarray, dumps: Any) -> np.ndarray:
+    """Each of ``texts`` (a few distinct ones) as a JSON string."""
+    known: dict[str, str] = {}
+    return np.array([known.get(text) or known.setdefault(text, dumps(text))
+                     for text in texts.tolist()], dtype=object)
 
 
 def _concat(columns: list[Any], size: int) -> np.ndarray:
