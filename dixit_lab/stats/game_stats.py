@@ -1,11 +1,12 @@
 """Everything the tables of a results folder need, as sums that add up batch by batch.
 
 :func:`batch_stats` summarises one :class:`~dixit_lab.records.batches.GameBatch` into a small
-JSON-able :class:`GameStats` (per player name: the :class:`~dixit_lab.stats.intervals.ClusterSums`
-of every metric, counts, fault kinds, find-rate sums; per game only what the ratings need,
-a few bytes); :meth:`GameStats.add` merges them in game order. The tables are computed from
-the merged sums (:mod:`dixit_lab.stats.tables`), so a million games take the memory of a
-batch, and the workers that played a chunk can summarise it where it is.
+JSON-able :class:`GameStats` (per player name: the
+:class:`~dixit_lab.stats.intervals.ClusterSums` of every metric's samples, as its kernel gives
+them (:mod:`dixit_lab.stats.kernels`), counts, fault kinds, find-rate sums; per game only what
+the ratings need, a few bytes); :meth:`GameStats.add` merges them in game order. The tables are
+computed from the merged sums (:mod:`dixit_lab.stats.tables`), so a million games take the
+memory of a batch, and the workers that played a chunk can summarise it where it is.
 
 The sums are exact (integers, :mod:`dixit_lab.exact_sums`): a run adds them chunk by chunk,
 ``dixit-lab report`` batch by batch of another size, and both give the same tables to the
