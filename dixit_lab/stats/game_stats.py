@@ -26,7 +26,7 @@ from dixit_lab.records.batches import GameBatch
 from dixit_lab.stats import exact_sums
 from dixit_lab.stats.catalogue import CATALOGUE, summed_metrics
 from dixit_lab.stats.intervals import ClusterSums
-from dixit_lab.stats.kernels import DECISIONS, Seats, seat_win_share
+from dixit_lab.stats.kernels import DECISIONS, Samples, Seats, seat_win_share
 
 __all__ = ["METRIC_SUMS", "GameStats", "batch_stats"]
 
@@ -224,9 +224,15 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
         return exact_sums.group_sums(keys, np.ones(len(keys)) if weights is None else weights,
                                      p)
 
-    samples = {name: kernel(seats) for name in METRIC_SUMS
-               if (kernel := CATALOGUE[name].kernel) is not None}
-    metric = {name: _sums(s.cluster * p + s.player, s.values, p) for name, s in samples.items()}
+    metric: dict[str, list[list[int]]] = {}
+    samples: dict[str, Samples] = {}  # those read again below (the others are let go)
+    for name in METRIC_SUMS:
+        kernel = CATALOGUE[name].kernel
+        assert kernel is not None  # METRIC_SUMS: the metrics with a kernel
+        found = kernel(seats)
+        metric[name] = _sums(found.cluster * p + found.player, found.values, p)
+        if name in ("win_share", "observed_find_rate"):
+            samples[name] = found
     _, share = seat_win_share(batch)
     teller = seats.teller
     listener_code = seats.listeners[2]
