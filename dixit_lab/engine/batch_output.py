@@ -15,7 +15,13 @@ import numpy as np
 from dixit_lab.core.seeding import seed_fields
 from dixit_lab.engine.game import _options
 from dixit_lab.records.batches import GameBatch
-from dixit_lab.records.format import ROUND_FIELDS, json_text, round_json_keys
+from dixit_lab.records.format import (
+    GAME_FIELDS,
+    ROUND_FIELDS,
+    game_json_keys,
+    json_text,
+    round_json_keys,
+)
 
 if TYPE_CHECKING:
     from dixit_lab.core.cards import Deck
@@ -31,9 +37,6 @@ def json_lines(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, 
     JSON lines, byte for byte as ``GameRecord.to_json`` writes them
     (written from templates: ``json.dumps`` per game would cost more than the games)."""
     dumps = json_text
-
-    def array(values: list[Any]) -> str:
-        return str(values).replace(" ", "")
 
     top = max([1, *(int(r[key].max()) for r in rounds
                     for key in ("display", "hand", "scores", "points", "card"))])
@@ -69,24 +72,31 @@ def json_lines(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, 
     game_rounds = np.array([",".join(fragments[:count]) for fragments, count
                             in zip(by_round.T.tolist(), played, strict=True)], dtype=object)
 
-    before = f'"rules":{dumps(rules.name)},"rule_options":{dumps(_options(rules))},'
-    after = f',"deck":{dumps(deck.name)},"rounds":['
     seatings, seating_rows = np.unique(games.seating, axis=0, return_inverse=True)
-    common = np.array([f'{before}"agents":{dumps([names[i] for i in seating])}{after}'
-                       for seating in seatings.tolist()], dtype=object)[seating_rows.ravel()]
-    heads = np.array([f'{{"seed":{e},"spawn_key":{array(list(k))},'
-                      for e, k in map(seed_fields, games.seeds)], dtype=object)
+    agents = np.array([dumps([names[i] for i in seating]) for seating in seatings.tolist()],
+                      dtype=object)[seating_rows.ravel()]
+    seeds = [seed_fields(seed) for seed in games.seeds]
     best = games.scores.max(axis=1, keepdims=True)
     bits = ((games.scores == best) * (1 << np.arange(games.shape.n))).sum(axis=1)
-    winner_lists = np.array([str([s for s in range(games.shape.n) if mask >> s & 1])
-                             .replace(" ", "") for mask in range(1 << games.shape.n)],
-                            dtype=object)
+    winner_lists = np.array([",".join(str(s) for s in range(games.shape.n) if mask >> s & 1)
+                             for mask in range(1 << games.shape.n)], dtype=object)
+    values = {"seed": np.array([str(e) for e, _ in seeds], dtype=object),
+              "spawn_key": np.array([",".join(map(str, k)) for _, k in seeds], dtype=object),
+              "rules": dumps(rules.name), "rule_options": dumps(_options(rules)),
+              "agents": agents, "deck": dumps(deck.name), "rounds": game_rounds,
+              "final_scores": rows(games.scores), "winners": winner_lists[bits],
+              "end_reason": _json_strings(games.end_reason, dumps)}
+    fields: list[Any] = [""]
+    for (name, _), (opening, closing) in zip(GAME_FIELDS, game_json_keys(), strict=True):
+        for piece in (opening, values[name], closing):  # constants joined: fewer columns
+            if isinstance(piece, str) and isinstance(fields[-1], str):
+                fields[-1] += piece
+            else:
+                fields.append(piece)
     tails = np.array([f',"meta":{_meta_json(meta, dumps)}' if meta else ""
                       for meta in (metas if metas is not None else [None] * b)],
                      dtype=object)
-    return list(_concat([heads, common, game_rounds, '],"final_scores":[',
-                         rows(games.scores), '],"winners":', winner_lists[bits],
-                         ',"end_reason":"', games.end_reason, '"', tails, "}"], b))
+    return list(_concat([*fields, tails, "}"], b))
 
 
 def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
@@ -144,6 +154,13 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
                      if r else np.zeros(1, np.int32)),
             pa.array(hand.ravel())),
         unperceived=np.zeros((r, n), dtype=np.int64))  # every clue is of the table's bank
+
+
+def _json_strings(texts: np.ndarray, dumps: Any) -> np.ndarray:
+    """Each of ``texts`` (a few distinct ones) as a JSON string."""
+    known: dict[str, str] = {}
+    return np.array([known.get(text) or known.setdefault(text, dumps(text))
+                     for text in texts.tolist()], dtype=object)
 
 
 def _concat(columns: list[Any], size: int) -> np.ndarray:

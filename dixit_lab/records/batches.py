@@ -24,33 +24,45 @@ from dixit_lab.core.rules import round_outcome
 from dixit_lab.errors import ConfigError
 from dixit_lab.records.decks import DeckLookup, by_name
 from dixit_lab.records.files import open_records
-from dixit_lab.records.format import ROUND_FIELDS, ROUND_OPTIONAL_FIELDS
+from dixit_lab.records.format import (
+    GAME_FIELDS,
+    GAME_OPTIONAL_FIELDS,
+    ROUND_FIELDS,
+    ROUND_OPTIONAL_FIELDS,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from dixit_lab.records.format import GameRecord
 
-__all__ = ["BATCH_GAMES", "OUTCOME_NAMES", "GameBatch", "batches_of_lines", "file_batches",
-           "record_batches", "rule_sets"]
+__all__ = ["BATCH_GAMES", "OUTCOME_NAMES", "UNPARSED_GAME_FIELDS", "GameBatch",
+           "batches_of_lines", "file_batches", "record_batches", "rule_sets"]
 
 #: games parsed at once: 30 MB of JSON, a few hundred MB while parsed (what `report` peaks at)
 BATCH_GAMES = 10_000
 
 
+#: the game fields the columnar reader leaves unparsed: the seeds (a replay's, not a
+#: table's) and the rule options (read as their JSON text, :func:`_rule_text`)
+UNPARSED_GAME_FIELDS: tuple[str, ...] = ("seed", "spawn_key", "rule_options")
+
+
 def _schema() -> pa.Schema:
+    """What the reader parses of a record: :data:`GAME_FIELDS` (but
+    :data:`UNPARSED_GAME_FIELDS`), the rounds' :data:`ROUND_FIELDS`, and of ``meta`` the
+    game index and the player names."""
     import pyarrow as pa
 
     ints = pa.list_(pa.int64())
     fault = pa.struct([("seat", pa.int64()), ("action", pa.string()), ("kind", pa.string())])
-    kinds = {"int": pa.int64(), "str": pa.string(), "ints": ints, "faults": pa.list_(fault)}
-    round_type = pa.struct([(name, kinds[kind])
-                            for name, kind in ROUND_FIELDS + ROUND_OPTIONAL_FIELDS])
-    meta = pa.struct([("game", pa.int64()), ("players", pa.list_(pa.string()))])
-    return pa.schema([
-        ("rules", pa.string()), ("agents", pa.list_(pa.string())), ("deck", pa.string()),
-        ("rounds", pa.list_(round_type)), ("final_scores", ints), ("winners", ints),
-        ("end_reason", pa.string()), ("meta", meta)])
+    kinds = {"int": pa.int64(), "str": pa.string(), "ints": ints, "strs": pa.list_(pa.string()),
+             "faults": pa.list_(fault)}
+    kinds["rounds"] = pa.list_(pa.struct([(name, kinds[kind])
+                                          for name, kind in ROUND_FIELDS + ROUND_OPTIONAL_FIELDS]))
+    kinds["meta"] = pa.struct([("game", pa.int64()), ("players", pa.list_(pa.string()))])
+    return pa.schema([(name, kinds[kind]) for name, kind in GAME_FIELDS + GAME_OPTIONAL_FIELDS
+                      if name not in UNPARSED_GAME_FIELDS])
 
 
 def _ints(array: Any, fill: int = -1) -> np.ndarray:

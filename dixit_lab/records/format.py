@@ -25,6 +25,7 @@ __all__ = [
     "END_REASONS",
     "FAULT_KINDS",
     "GAME_FIELDS",
+    "GAME_OPTIONAL_FIELDS",
     "ROUND_FIELDS",
     "ROUND_OPTIONAL_FIELDS",
     "ROUND_READ_DEFAULTS",
@@ -32,6 +33,7 @@ __all__ = [
     "GameRecord",
     "RoundRecord",
     "game_index",
+    "game_json_keys",
     "json_text",
     "one_line",
     "part_name",
@@ -89,9 +91,20 @@ ROUND_OPTIONAL_FIELDS: tuple[tuple[str, str], ...] = (("faults", "faults"), ("un
 #: Fields of :data:`ROUND_FIELDS` that records written before them lack, and what reading
 #: such a record gives instead.
 ROUND_READ_DEFAULTS: dict[str, Any] = {"storyteller_hand": ()}
-#: The fields of a game record, in order; ``meta`` comes last, when it is not empty.
-GAME_FIELDS: tuple[str, ...] = ("seed", "spawn_key", "rules", "rule_options", "agents", "deck",
-                                "rounds", "final_scores", "winners", "end_reason")
+#: The fields of a game record, in the order a JSON line holds them, and their JSON kind:
+#: ``int``, ``str``, ``ints`` (a list of ints), ``strs`` (a list of strings), ``options`` (an
+#: object: the rule options), ``rounds`` (the list of round records, :data:`ROUND_FIELDS`).
+#: The one definition: ``GameRecord.to_dict`` and ``from_dict``, the columnar reader's schema
+#: (:mod:`dixit_lab.records.batches`) and the batched engine's writer
+#: (:func:`game_json_keys`) follow it.
+GAME_FIELDS: tuple[tuple[str, str], ...] = (
+    ("seed", "int"), ("spawn_key", "ints"), ("rules", "str"), ("rule_options", "options"),
+    ("agents", "strs"), ("deck", "str"), ("rounds", "rounds"), ("final_scores", "ints"),
+    ("winners", "ints"), ("end_reason", "str"),
+)
+#: The fields a game holds only when they are not empty, after :data:`GAME_FIELDS`, and their
+#: kind (``meta``: an object, e.g. ``{"game", "deal", "players"}``).
+GAME_OPTIONAL_FIELDS: tuple[tuple[str, str], ...] = (("meta", "meta"),)
 _META_KEY = '"meta":{"game":'
 #: what JSON may hold raw but a line splitter (``str.splitlines()``, JavaScript's line
 #: terminators) splits on, or UTF-8 cannot encode: NEL, U+2028, U+2029, lone surrogates
@@ -124,6 +137,18 @@ def round_json_keys() -> list[tuple[str, str]]:
     for index, (name, kind) in enumerate(ROUND_FIELDS):
         opening = ("{" if index == 0 else ",") + json.dumps(name) + ":"
         keys.append((opening + "[", "]") if kind == "ints" else (opening, ""))
+    return keys
+
+
+def game_json_keys() -> list[tuple[str, str]]:
+    """(text before the value, text after it) for each field of :data:`GAME_FIELDS`, so that
+    joining them around the values' JSON (lists without their brackets, as for
+    :func:`round_json_keys`; the rounds joined by commas) and then ``,"meta":...`` if any
+    and ``}`` gives ``GameRecord.to_json`` byte for byte."""
+    keys = []
+    for index, (name, kind) in enumerate(GAME_FIELDS):
+        opening = ("{" if index == 0 else ",") + json.dumps(name) + ":"
+        keys.append((opening + "[", "]") if kind in ("ints", "rounds") else (opening, ""))
     return keys
 
 
@@ -226,31 +251,18 @@ class GameRecord:
         return len(self.agents)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {name: getattr(self, name) for name in GAME_FIELDS}
-        data["spawn_key"] = list(self.spawn_key)
-        data["agents"] = list(self.agents)
-        data["rounds"] = [r.to_dict() for r in self.rounds]
-        data["final_scores"] = list(self.final_scores)
-        data["winners"] = list(self.winners)
-        if self.meta:
-            data["meta"] = self.meta
+        data = {name: _WRITE.get(kind, _same)(getattr(self, name)) for name, kind in GAME_FIELDS}
+        for name, _ in GAME_OPTIONAL_FIELDS:
+            if getattr(self, name):
+                data[name] = getattr(self, name)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameRecord:
-        return cls(
-            seed=data["seed"],
-            spawn_key=tuple(data["spawn_key"]),
-            rules=data["rules"],
-            rule_options=dict(data["rule_options"]),
-            agents=tuple(data["agents"]),
-            deck=data["deck"],
-            rounds=tuple(RoundRecord.from_dict(r) for r in data["rounds"]),
-            final_scores=tuple(data["final_scores"]),
-            winners=tuple(data["winners"]),
-            end_reason=data["end_reason"],
-            meta=dict(data.get("meta", {})),
-        )
+        values = {name: _READ.get(kind, _same)(data[name]) for name, kind in GAME_FIELDS}
+        for name, _ in GAME_OPTIONAL_FIELDS:
+            values[name] = dict(data.get(name, {}))
+        return cls(**values)
 
     def to_json(self) -> str:
         """One line of JSON (:func:`json_text`); equal records give identical bytes."""
@@ -259,6 +271,17 @@ class GameRecord:
     @classmethod
     def from_json(cls, line: str) -> GameRecord:
         return cls.from_dict(json.loads(line))
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+#: how a game field of each kind (:data:`GAME_FIELDS`) becomes JSON, and is read back
+_WRITE: dict[str, Any] = {"ints": list, "strs": list,
+                          "rounds": lambda rounds: [r.to_dict() for r in rounds]}
+_READ: dict[str, Any] = {"ints": tuple, "strs": tuple, "options": dict,
+                         "rounds": lambda rounds: tuple(RoundRecord.from_dict(r) for r in rounds)}
 
 
 def player_names(record: GameRecord) -> tuple[str, ...]:

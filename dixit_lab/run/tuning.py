@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.records.format import GameRecord
+from dixit_lab.records.batches import batches_of_lines
 from dixit_lab.run.executors import chunked, get_executor, run_chunks
 from dixit_lab.run.experiment import (
     ConfigError,
@@ -42,14 +42,14 @@ from dixit_lab.run.experiment import (
     set_path,
 )
 from dixit_lab.run.tune_candidates import Candidate, alpha_split, paired_by_deal, search_leader
-from dixit_lab.stats.catalogue import per_game_metrics
+from dixit_lab.stats.catalogue import per_game_metrics, per_game_samples
 
 __all__ = ["METRICS", "Candidate", "alpha_split", "grid_values", "paired_by_deal", "search_leader",
            "tune"]
 
 
 #: The metrics ``tune`` can maximise: those of the catalogue with a per-game sample.
-METRICS: dict[str, Callable[[GameRecord, str], float | None]] = per_game_metrics()
+METRICS: tuple[str, ...] = per_game_metrics()
 
 
 def grid_values(low: float, high: float, points: int) -> list[float]:
@@ -116,7 +116,7 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
     if not settings.low < settings.high:
         raise ConfigError(f"{source}: tune: low ({settings.low}) must be below high "
                           f"({settings.high})")
-    metric = METRICS[settings.metric]
+    metric = settings.metric
     values = grid_values(settings.low, settings.high, settings.points)
     configs = {v: _point_config(data, settings.parameter, v, settings.max_games, source)
                for v in values}
@@ -133,7 +133,7 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
     return candidates
 
 
-def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | None],
+def _search(settings: TuneConfig, metric: str,
             configs: dict[float, ExperimentConfig], first: ExperimentConfig,
             candidates: list[Candidate], folder: Path, workers: int | None,
             log: Callable[[str], None]) -> None:
@@ -172,7 +172,7 @@ def _search(settings: TuneConfig, metric: Callable[[GameRecord, str], float | No
 
 
 def _play(config: ExperimentConfig, first: ExperimentConfig, batch: Sequence[Any],
-          metric: Callable[[GameRecord, str], float | None], player: str,
+          metric: str, player: str,
           workers: int | None, offset: int) -> dict[int, float]:
     """The metric of each game of ``batch`` under ``config``, by deal position."""
     from dixit_lab.run.runner import chunk_size_for, table_setup
@@ -183,14 +183,16 @@ def _play(config: ExperimentConfig, first: ExperimentConfig, batch: Sequence[Any
     out: dict[int, float] = {}
     for chunk in run_chunks(setup, chunked(batch, size), first.executor.kind, workers,
                             address=first.executor.address):
-        for index, line in chunk:
-            sample = metric(GameRecord.from_json(line), player) if line else None
-            if sample is not None:
+        played = [(index, line) for index, line in chunk if line]
+        lines = [line.encode() + b"\n" for _, line in played]
+        indices = np.array([index for index, _ in played], dtype=np.int64)
+        for games in batches_of_lines(lines, indices):
+            for index, sample in per_game_samples(metric, games, player).items():
                 out[position[index]] = sample
     return out
 
 
-def _confirm(settings: TuneConfig, metric: Callable[[GameRecord, str], float | None],
+def _confirm(settings: TuneConfig, metric: str,
              configs: dict[float, ExperimentConfig], contenders: list[Candidate],
              workers: int | None, alpha: float,
              log: Callable[[str], None]) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ from dixit_lab.core.agent import GameContext, make_agent
 from dixit_lab.core.cards import Deck, DeckError
 from dixit_lab.core.rules import RuleSet
 from dixit_lab.records.decks import DeckLookup, by_name
-from dixit_lab.records.format import GameRecord, player_names
+from dixit_lab.records.format import GameRecord
 
 __all__ = ["PredictionCache", "calibration_bins", "find_rate_table", "predicted_finds",
            "turn_predictions"]
@@ -116,38 +116,34 @@ def predicted_finds(batch: Any, cache: PredictionCache, decks: DeckLookup = by_n
 def turn_predictions(records: Iterable[GameRecord], untrusted: frozenset[str] = frozenset(),
                      decks: DeckLookup = by_name) -> pd.DataFrame:
     """One row per storyteller turn: game, round, player, agent, voters, finders,
-    ``observed`` (finders / voters) and ``predicted`` (NaN for agents without a model, and
-    for the ``untrusted`` specs, which are never built here); ``decks``: as for
+    ``observed`` (finders / voters: the samples of ``observed_find_rate``,
+    :func:`dixit_lab.stats.kernels.observed_find_rate`) and ``predicted``
+    (:func:`predicted_finds`: NaN for agents without a model, and for the ``untrusted`` specs,
+    which are never built here), from batches of the records; ``decks``: as for
     :func:`predicted_finds`."""
-    agents: dict[tuple[Any, ...], Any] = {}
-    rows = []
-    for game, record in enumerate(records):
-        names = player_names(record)
-        rules = RuleSet(**record.rule_options)
-        for index, rnd in enumerate(record.rounds):
-            seat = rnd.storyteller
-            spec = record.agents[seat]
-            voters = record.n_players - 1
-            finders = len(rnd.finders)
-            predicted = float("nan")
-            key = (spec, record.deck, record.n_players, rules)
-            agent = agents.get(key)
-            if agent is None and spec not in untrusted:
-                agent = make_agent(spec)
-                if callable(getattr(agent, "predicted_find", None)):
-                    agent.begin_game(GameContext(seat, record.n_players, rules,
-                                                 _deck(decks, record.deck)))
-                agents[key] = agent
-            predict = getattr(agent, "predicted_find", None)
-            if callable(predict) and rnd.storyteller_hand:
-                with contextlib.suppress(KeyError):  # a fallback clue outside the bank
-                    predicted = predict(list(rnd.storyteller_hand), rnd.storyteller_card,
-                                        rnd.clue, index)
-            rows.append({"game": record.meta.get("game", game), "round": index,
-                         "player": names[seat], "agent": spec, "voters": voters,
-                         "finders": finders, "observed": finders / voters,
-                         "predicted": predicted})
-    return pd.DataFrame(rows)
+    from dixit_lab.records.batches import record_batches
+    from dixit_lab.stats.kernels import Seats, observed_find_rate
+
+    cache = PredictionCache(untrusted)
+    frames = []
+    for batch in record_batches(records):
+        seats = Seats(batch)
+        teller = batch.round_game * batch.n + batch.storyteller
+        frames.append(pd.DataFrame({
+            "record_index": batch.record_index[batch.round_game],
+            "game": batch.game[batch.round_game], "round": batch.round_number,
+            "player": np.asarray(seats.names, dtype=object)[seats.teller],
+            "agent": np.asarray(batch.agents.to_pylist(), dtype=object)[teller],
+            "voters": np.full(batch.rounds, batch.n - 1), "finders": batch.n_finders,
+            "observed": observed_find_rate(seats).values,
+            "predicted": predicted_finds(batch, cache, decks)}))
+    columns = ["game", "round", "player", "agent", "voters", "finders", "observed",
+               "predicted"]
+    if not frames:
+        return pd.DataFrame([], columns=columns)
+    turns = pd.concat(frames, ignore_index=True)  # one table size a batch: back in order
+    return turns.sort_values(["record_index", "round"], kind="stable",
+                             ignore_index=True)[columns]
 
 
 def find_rate_table(turns: pd.DataFrame) -> pd.DataFrame:

@@ -1,11 +1,12 @@
 """Everything the tables of a results folder need, as sums that add up batch by batch.
 
 :func:`batch_stats` summarises one :class:`~dixit_lab.records.batches.GameBatch` into a small
-JSON-able :class:`GameStats` (per player name: the :class:`~dixit_lab.stats.intervals.ClusterSums`
-of every metric, counts, fault kinds, find-rate sums; per game only what the ratings need,
-a few bytes); :meth:`GameStats.add` merges them in game order. The tables are computed from
-the merged sums (:mod:`dixit_lab.stats.tables`), so a million games take the memory of a
-batch, and the workers that played a chunk can summarise it where it is.
+JSON-able :class:`GameStats` (per player name: the
+:class:`~dixit_lab.stats.intervals.ClusterSums` of every metric's samples, as its kernel gives
+them (:mod:`dixit_lab.stats.kernels`), counts, fault kinds, find-rate sums; per game only what
+the ratings need, a few bytes); :meth:`GameStats.add` merges them in game order. The tables are
+computed from the merged sums (:mod:`dixit_lab.stats.tables`), so a million games take the
+memory of a batch, and the workers that played a chunk can summarise it where it is.
 
 The sums are exact (integers, :mod:`dixit_lab.exact_sums`): a run adds them chunk by chunk,
 ``dixit-lab report`` batch by batch of another size, and both give the same tables to the
@@ -21,20 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from dixit_lab.records.batches import OUTCOME_NAMES, GameBatch
+from dixit_lab.records.batches import GameBatch
 from dixit_lab.stats import exact_sums
+from dixit_lab.stats.catalogue import CATALOGUE, summed_metrics
 from dixit_lab.stats.intervals import ClusterSums
+from dixit_lab.stats.kernels import DECISIONS, Samples, Seats, seat_win_share
 
 __all__ = ["METRIC_SUMS", "GameStats", "batch_stats"]
 
-#: the metrics summed as ClusterSums, and what their clusters are
-METRIC_SUMS: tuple[str, ...] = (
-    "win_share", "points_per_game", *(f"{o}_rate" for o in OUTCOME_NAMES),
-    "storyteller_points_per_turn", "listener_accuracy", "decoy_votes_per_turn",
-    "observed_find_rate", "listener_chance", "listener_accuracy_own", "listener_chance_own",
-    "some_found_rate_own")
-#: the decisions that are a seat's own: a fault of one of these actions replaced it
-DECISIONS = ("tell", "submit", "vote")
+#: the metrics summed as ClusterSums: the catalogue's metrics with a kernel
+METRIC_SUMS: tuple[str, ...] = summed_metrics()
 _COUNTS = ("seats", "games", "storyteller_turns", "listener_turns", "faults", "share_sum",
            "predicted_sum", "predicted_turns", "unperceived", "decisions", "action_faults")
 _BINS = 10
@@ -211,9 +208,8 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
     import pyarrow.compute as pc
 
     n, g, r = batch.n, batch.games, batch.rounds
-    codes, names = batch.player_codes
-    p = len(names)
-    seat_code = codes.reshape(g, n)
+    seats = Seats(batch)
+    codes, names, p, seat_code = seats.codes, seats.names, seats.p, seats.seat_code
     stats = GameStats(games=g, rounds_total=r, faults=len(batch.fault_round),
                       sizes=[n] if g else [])
     per_game = np.bincount(batch.round_game, minlength=g)
@@ -229,55 +225,20 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
                                      p)
 
     metric: dict[str, list[list[int]]] = {}
-    won = np.zeros((g, n), dtype=bool)
-    won[batch.winner_game, batch.winner_seat] = True
-    winners = np.bincount(batch.winner_game, minlength=g)
-    share = np.where(won, 1.0 / np.maximum(winners, 1)[:, None], 0.0)
-    game_seat = (np.arange(g)[:, None] * p + seat_code).ravel()
-    game_share = np.bincount(game_seat, weights=share.ravel(), minlength=g * p)
-    present = np.bincount(game_seat, minlength=g * p) > 0
-    present_keys = np.flatnonzero(present)
-    metric["win_share"] = _sums(np.arange(len(present_keys)) * p + present_keys % p,
-                                np.clip(game_share[present_keys], 0.0, 1.0), p)
-    metric["points_per_game"] = _sums(game_seat, batch.final_scores.ravel().astype(float),
-                                      p)
-    teller = seat_code[batch.round_game, batch.storyteller]
-    told_keys = batch.round_game * p + teller
-    for code, outcome in enumerate(OUTCOME_NAMES):
-        metric[f"{outcome}_rate"] = _sums(told_keys, (batch.outcome_codes == code).astype(
-            float), p)
-    rows = np.arange(r)
-    metric["storyteller_points_per_turn"] = _sums(
-        told_keys, batch.points[rows, batch.storyteller].astype(float), p)
-    observed = batch.n_finders / max(n - 1, 1)
-    metric["observed_find_rate"] = _sums(told_keys, observed, p)
-    listener = ~batch.is_storyteller
-    round_of, seat_of = np.nonzero(listener)
-    listener_code = seat_code[batch.round_game[round_of], seat_of]
-    metric["listener_accuracy"] = _sums(round_of * p + listener_code,
-                                        batch.found[round_of, seat_of].astype(float),
-                                        p)
-    metric["decoy_votes_per_turn"] = _sums(
-        batch.round_game[round_of] * p + listener_code,
-        batch.votes_received[round_of, seat_of].astype(float), p)
-    # chance: one over the cards a listener may vote for (the shown ones not its own)
-    own_cards = (batch.card_owner[:, :, None] == np.arange(n)[None, None, :]).sum(axis=1)
-    chance = 1.0 / np.maximum(batch.display.shape[1] - own_cards, 1)
-    vote_keys = round_of * p + listener_code
-    metric["listener_chance"] = _sums(vote_keys, chance[round_of, seat_of], p)
-    failed = _failed_actions(batch)  # (R, n) per decision: a fault replaced it
-    own_vote = ~failed["vote"][round_of, seat_of]
-    metric["listener_accuracy_own"] = _sums(
-        vote_keys[own_vote], batch.found[round_of, seat_of][own_vote].astype(float), p)
-    metric["listener_chance_own"] = _sums(vote_keys[own_vote],
-                                          chance[round_of, seat_of][own_vote], p)
-    own_tell = ~failed["tell"][rows, batch.storyteller]
-    metric["some_found_rate_own"] = _sums(
-        told_keys[own_tell],
-        (batch.outcome_codes == OUTCOME_NAMES.index("some_found"))[own_tell].astype(float), p)
-
+    samples: dict[str, Samples] = {}  # those read again below (the others are let go)
+    for name in METRIC_SUMS:
+        kernel = CATALOGUE[name].kernel
+        assert kernel is not None  # METRIC_SUMS: the metrics with a kernel
+        found = kernel(seats)
+        metric[name] = _sums(found.cluster * p + found.player, found.values, p)
+        if name in ("win_share", "observed_find_rate"):
+            samples[name] = found
+    _, share = seat_win_share(batch)
+    teller = seats.teller
+    listener_code = seats.listeners[2]
+    failed = seats.failed
     counts = {
-        "seats": count(codes), "games": count(present_keys % p),
+        "seats": count(codes), "games": count(samples["win_share"].player),
         "storyteller_turns": count(teller), "listener_turns": count(listener_code),
         "faults": count(seat_code[batch.round_game].ravel(), batch.faults.ravel()),
         "unperceived": count(seat_code[batch.round_game].ravel(), batch.unperceived.ravel()),
@@ -296,6 +257,7 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
     bins = np.clip(np.digitize(predicted[finite], np.linspace(0, 1, _BINS + 1)) - 1, 0,
                    _BINS - 1)
     bin_keys = teller[finite] * _BINS + bins
+    observed = samples["observed_find_rate"].values  # one a round
     binned = [exact_sums.group_sums(bin_keys, w, p * _BINS)
               for w in (predicted[finite], observed[finite], np.ones(int(finite.sum())))]
     kinds = _fault_kinds(batch, seat_code, p)
@@ -319,18 +281,6 @@ def _counts(values: Any) -> tuple[list[str], list[int]]:
 
     counted = pc.value_counts(values).to_pylist()
     return [row["values"] for row in counted], [int(row["counts"]) for row in counted]
-
-
-def _failed_actions(batch: GameBatch) -> dict[str, np.ndarray]:
-    """Per decision (``tell``, ``submit``, ``vote``), a (R, n) mask of the seat-rounds where
-    a fault replaced the seat's own decision."""
-    masks = {action: np.zeros((batch.rounds, batch.n), dtype=bool) for action in DECISIONS}
-    if len(batch.fault_round) and batch.fault_actions is not None:
-        actions = np.asarray(batch.fault_actions.to_pylist(), dtype=object)
-        for action, mask in masks.items():
-            pick = actions == action
-            mask[batch.fault_round[pick], batch.fault_seat[pick]] = True
-    return masks
 
 
 def _fault_kinds(batch: GameBatch, seat_code: np.ndarray, p: int) -> list[dict[str, int]]:

@@ -99,28 +99,32 @@ def _stats(records: Iterable[GameRecord]) -> Any:
 
 def seat_games_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
     """One row per seat per game: ``record_index, game, seat, player, agent, final_score,
-    won, win_share`` (1/k for each of k tied winners, else 0), ``rounds``, ``end_reason``."""
-    rows: list[dict[str, Any]] = []
-    for index, record in enumerate(records):
-        names = player_names(record)
-        share = 1.0 / len(record.winners) if record.winners else 0.0
-        for seat in range(record.n_players):
-            won = seat in record.winners
-            rows.append({
-                "record_index": index,
-                "game": record.meta.get("game", index),
-                "seat": seat,
-                "player": names[seat],
-                "agent": record.agents[seat],
-                "final_score": record.final_scores[seat],
-                "won": won,
-                "win_share": share if won else 0.0,
-                "rounds": len(record.rounds),
-                "end_reason": record.end_reason,
-            })
+    won, win_share`` (1/k for each of k tied winners, else 0:
+    :func:`dixit_lab.stats.kernels.seat_win_share`), ``rounds``, ``end_reason``."""
+    from dixit_lab.records.batches import record_batches
+    from dixit_lab.stats.kernels import seat_win_share
+
     columns = ["record_index", "game", "seat", "player", "agent", "final_score", "won",
                "win_share", "rounds", "end_reason"]
-    return pd.DataFrame(rows, columns=columns)
+    frames = []
+    for batch in record_batches(records):
+        n = batch.n
+        won, share = seat_win_share(batch)
+        frames.append(pd.DataFrame({
+            "record_index": np.repeat(batch.record_index, n),
+            "game": np.repeat(batch.game, n),
+            "seat": np.tile(np.arange(n, dtype=np.int64), batch.games),
+            "player": np.asarray(batch.players.to_pylist(), dtype=object),
+            "agent": np.asarray(batch.agents.to_pylist(), dtype=object),
+            "final_score": batch.final_scores.ravel(),
+            "won": won.ravel(), "win_share": share.ravel(),
+            "rounds": np.repeat(np.diff(batch.round_start), n),
+            "end_reason": np.repeat(np.asarray(batch.end_reason.to_pylist(), dtype=object), n),
+        }, columns=columns))
+    if not frames:
+        return pd.DataFrame([], columns=columns)
+    frame = pd.concat(frames, ignore_index=True)  # batches of one table size each: in order
+    return frame.sort_values(["record_index", "seat"], kind="stable", ignore_index=True)
 
 
 # -- intervals -----------------------------------------------------------------------------

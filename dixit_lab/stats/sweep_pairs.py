@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dixit_lab.records.files import find_records
-from dixit_lab.records.format import read_jsonl
-from dixit_lab.stats.catalogue import per_game_metrics
+from dixit_lab.records.batches import file_batches
+from dixit_lab.records.files import find_records, games_file
+from dixit_lab.stats.catalogue import per_game_samples
 from dixit_lab.stats.intervals import paired_difference
 
 __all__ = ["PAIRED_METRICS", "neighbour_differences", "per_game_values", "sweep_pairs_section"]
@@ -31,12 +31,11 @@ def per_game_values(folder: Path, players: Sequence[str], metric: str
     """Each player's per-game sample of ``metric`` in the run at ``folder``, by game index
     (games where it does not apply are left out)."""
     values: dict[str, dict[int, float]] = {player: {} for player in players}
-    for record in read_jsonl(folder):
-        game = int(record.meta.get("game", -1))
+    for batch in file_batches(games_file(folder), check=False):
+        game_of = dict(zip(batch.record_index.tolist(), batch.game.tolist(), strict=True))
         for player in players:
-            value = per_game_metrics()[metric](record, player)
-            if value is not None:
-                values[player][game] = value
+            for index, value in per_game_samples(metric, batch, player).items():
+                values[player][game_of[index]] = value
     return values
 
 

@@ -38,9 +38,13 @@ AGENT_COLUMNS: tuple[str, ...] = (
                     "listener_kappa_own", "some_found_rate_own")),
 )
 
-_AGENT_METRICS = ("win_share", "points_per_game", *(f"{o}_rate" for o in OUTCOME_NAMES),
-                  "storyteller_points_per_turn", "listener_accuracy", "decoy_votes_per_turn",
-                  "listener_accuracy_own", "some_found_rate_own")
+#: the metrics of the table with an interval, from their sums (the observed find rate joins
+#: from the find-rate table), and those with a mean only
+_AGENT_METRICS = tuple(name for name, m in CATALOGUE.items() if m.kernel is not None
+                       and m.column and m.interval != "none" and name != "observed_find_rate")
+_MEAN_ONLY = tuple(name for name, m in CATALOGUE.items() if m.kernel is not None and m.column
+                   and m.interval == "none")
+_DERIVED = {name: m.derived_from for name, m in CATALOGUE.items() if m.derived_from}
 
 
 def _kappa(accuracy: float, chance: float) -> float:
@@ -74,11 +78,10 @@ def agent_frame(stats: GameStats, confidence: float = 0.95) -> pd.DataFrame:
         row["decisions"] = int(decisions)
         row["own_decision_share"] = 1.0 - counts.get("action_faults", 0.0) / decisions \
             if decisions else float("nan")
-        chance = player.sums["listener_chance"].mean
-        own_chance = player.sums["listener_chance_own"].mean
-        row["listener_chance"] = chance
-        row["listener_kappa"] = _kappa(row["listener_accuracy"], chance)
-        row["listener_kappa_own"] = _kappa(row["listener_accuracy_own"], own_chance)
+        for metric in _MEAN_ONLY:
+            row[metric] = player.sums[metric].mean
+        for metric, (accuracy, chance) in _DERIVED.items():
+            row[metric] = _kappa(row[accuracy], player.sums[chance].mean)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(AGENT_COLUMNS))
 

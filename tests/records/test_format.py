@@ -9,12 +9,15 @@ from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import play_game
-from dixit_lab.records.batches import _schema
+from dixit_lab.records.batches import UNPARSED_GAME_FIELDS, _schema
 from dixit_lab.records.format import (
+    GAME_FIELDS,
+    GAME_OPTIONAL_FIELDS,
     ROUND_FIELDS,
     ROUND_OPTIONAL_FIELDS,
     GameRecord,
     RoundRecord,
+    game_json_keys,
     read_jsonl,
     write_jsonl,
 )
@@ -92,3 +95,26 @@ def test_the_round_fields_have_one_home():
     assert RoundRecord.from_dict(record.to_dict()) == record
     old = {k: v for k, v in record.to_dict().items() if k != "storyteller_hand"}
     assert RoundRecord.from_dict(old).storyteller_hand == ()  # a record from before the field
+
+
+def test_the_game_fields_have_one_home():
+    """The record class, its writer and reader, the columnar schema and the batched engine's
+    keys (:func:`game_json_keys`; tests/engine/test_batched.py checks its lines against
+    ``to_json``) all follow GAME_FIELDS (then the optional fields): a field added to one and
+    not the others fails here."""
+    import dataclasses
+    import json
+
+    names = [name for name, _ in GAME_FIELDS + GAME_OPTIONAL_FIELDS]
+    assert [f.name for f in dataclasses.fields(GameRecord)] == names
+    assert set(UNPARSED_GAME_FIELDS) < set(names)
+    assert _schema().names == [name for name in names if name not in UNPARSED_GAME_FIELDS]
+    record = _records(1)[0]
+    assert list(record.to_dict()) == names and GameRecord.from_dict(record.to_dict()) == record
+    assert list(dataclasses.replace(record, meta={}).to_dict()) == names[:len(GAME_FIELDS)]
+    # the batched writer's keys around a value of each kind make a record's keys, in order
+    sample = {"int": "1", "str": '"x"', "ints": "1,2", "strs": '["a"]', "options": "{}",
+              "rounds": ""}
+    text = "".join(opening + sample[kind] + closing for (_, kind), (opening, closing)
+                   in zip(GAME_FIELDS, game_json_keys(), strict=True)) + "}"
+    assert list(json.loads(text)) == names[:len(GAME_FIELDS)]

@@ -7,7 +7,7 @@ import pandas as pd
 
 from dixit_lab.records.format import read_jsonl
 from dixit_lab.report.sweep import write_sweep_report
-from dixit_lab.run.tuning import METRICS
+from dixit_lab.stats.catalogue import sample
 from tests.report.test_page import _sweep
 
 
@@ -20,8 +20,8 @@ def test_neighbouring_points_are_paired_by_game(tmp_path):
     row = pairs[(pairs.from_point == 0) & (pairs.metric == "points_per_game")].iloc[0]
     first, second = (list(read_jsonl(root / "points" / f"{p:03d}"))
                      for p in (0, 1))
-    expected = np.mean([METRICS["points_per_game"](b, "tester")
-                        - METRICS["points_per_game"](a, "tester")
+    expected = np.mean([sample("points_per_game", b, "tester")
+                        - sample("points_per_game", a, "tester")
                         for a, b in zip(first, second, strict=True)])
     assert np.isclose(row["difference"], expected) and row["games"] == len(first)
     assert row["ci_low"] <= row["difference"] <= row["ci_high"]
