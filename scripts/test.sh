@@ -9,7 +9,10 @@
 #                            (pip install -e ".[all]"), then all tests, the package's build and
 #                            installs into fresh environments (tests/test_packaging.py) too
 #
-# Extra arguments go to pytest (scripts/test.sh --full -x tests/test_cli.py).
+# With no extra arguments the suite runs on several processes (pytest-xdist, from [dev]: one a
+# core, at most 4; TEST_WORKERS sets the number, 1 runs everything in one process), then the
+# timing-sensitive tests (marker `serial`, tests/conftest.py) alone. Extra arguments go to one
+# plain pytest run (scripts/test.sh --full -x tests/test_cli.py).
 # Where the CPU torch comes from: TORCH_INDEX_URL (default https://download.pytorch.org/whl/cpu),
 # or TORCH_CONSTRAINTS, a pip constraints file naming the build to install (CI:
 # .ci/constraints.txt). PYTHON picks the interpreter (default python3, 3.11 or newer); VENV the
@@ -38,4 +41,13 @@ fi
 # the full suite also builds the package and installs it into fresh environments
 # (tests/test_packaging.py); the default suite skips that, saying so
 (( full )) && export DIXIT_LAB_INSTALL_TESTS=1
-exec "$venv/bin/python" -m pytest -q "$@"
+py="$venv/bin/python"
+if (( $# )); then exec "$py" -m pytest -q "$@"; fi
+cores=$(nproc 2>/dev/null || echo 1)
+workers="${TEST_WORKERS:-$(( cores < 4 ? cores : 4 ))}"
+if (( workers < 2 )); then exec "$py" -m pytest -q; fi
+status=0
+"$py" -m pytest -q -n "$workers" -m "not serial" || status=$?
+echo "the timing-sensitive tests, alone (marker serial):"
+"$py" -m pytest -q -m serial || { code=$?; (( status )) || status=$code; }
+exit "$status"
