@@ -127,9 +127,11 @@ def executor_names() -> list[str]:
 
 
 class LocalExecutor:
-    """Every chunk in this process, one after the other."""
+    """Every chunk in this process, one after the other; with ``parts``, each chunk's part
+    files are written from the engine's columns as it ends (:func:`play_and_save`), so that
+    its records need not be parsed back."""
 
-    writes_parts = False
+    writes_parts = True
 
     def default_workers(self, address: str | None) -> int:
         return 1
@@ -142,7 +144,8 @@ class LocalExecutor:
             address: str | None, parts: Path | None, records: str = "jsonl.zst"
             ) -> Iterator[list[tuple[int, str | None]]]:
         for chunk in chunks:
-            yield list(play_chunk(setup, chunk))
+            yield (play_and_save(setup, chunk, parts, records) if parts is not None
+                   else list(play_chunk(setup, chunk)))
 
 
 @contextlib.contextmanager
@@ -176,7 +179,7 @@ class ProcessExecutor(LocalExecutor):
             ) -> Iterator[list[tuple[int, str | None]]]:
         count = min(workers or available_workers(), len(chunks))
         if count <= 1:
-            yield from LocalExecutor().run(setup, chunks, 1, address, None)
+            yield from LocalExecutor().run(setup, chunks, 1, address, parts, records)
             return
         task: Callable[[TableSetup, list[GameSpec]], list[tuple[int, str | None]]] = (
             partial(play_and_save, parts=parts, records=records)  # type: ignore[assignment]
