@@ -35,9 +35,10 @@ from dixit_lab.core.cards import load_deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.batched import _keys, play_batch, prepare_tables
-from dixit_lab.engine.compiled import kernel_problem, play_compiled, play_keys
+from dixit_lab.engine.compiled import agent_blocker, kernel_problem, play_compiled, play_keys
 
-TABLES = {"5 random": "random", "5 literal": "literal", "5 pragmatic": "pragmatic"}
+TABLES = {"5 random": "random", "5 literal": "literal", "5 softmax": "softmax",
+          "5 pragmatic": "pragmatic", "5 ambiguity": "ambiguity"}
 CHUNK = 5000
 _START = """
 import time
@@ -131,6 +132,10 @@ def main() -> None:
         print(f"{'table':<12} {'kernel':>10} {'+records':>10} {'numpy':>10} "
               f"{'kernel/numpy':>12} {'+rec/numpy':>10} {'kernel/C':>9}")
         for name, spec in TABLES.items():
+            blocker = agent_blocker(make_agent(spec))
+            if blocker is not None:
+                print(f"{name:<12} refused by the kernel: {blocker}", flush=True)
+                continue
             kernel, records, numpy, ratio_c = [], [], [], []
             for _ in range(args.repeats):
                 kernel.append(kernel_rate(spec, args.games))

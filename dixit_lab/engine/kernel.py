@@ -10,6 +10,15 @@ writes every round into flat arrays that :mod:`dixit_lab.engine.compiled` turns 
 Every compiled function lives in this one file, on purpose: Numba's on-disk cache
 (``cache=True``) is invalidated by a change of the file that defines a function, not of the
 files it calls.
+
+**Why the helpers are ``_nrt=False``**: Numba counts references to every array a compiled
+function receives or slices, with an atomic add and subtract each time. With a dozen arrays
+handed to each decision, those counts were 58 % of the kernel's time (``perf``: 22 µs a game
+of 5 random players). Every function here but :func:`play_games` (the one that allocates
+its scratch arrays) is compiled without Numba's runtime, and none takes a view of an array
+(``hands[seat]``): they index the whole arrays. ``_nrt`` is an underscored (unpromised)
+option of Numba's ``jit``; were a release to drop it, the kernel would fail to compile, loudly
+(``tests/engine/test_compiled.py``), not run wrong. A helper that allocates fails the same way.
 """
 
 from __future__ import annotations
@@ -18,6 +27,9 @@ import math
 
 import numpy as np
 from numba import njit
+
+#: how every function but ``play_games`` is compiled (the module's docstring says why)
+_helper = njit(cache=True, _nrt=False)  # type: ignore[call-overload]
 
 # -- the streams (dixit_lab.core.seeding, for one number at a time) ------------------------------
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -43,53 +55,83 @@ LAST_DRAWN, CANNOT_REFILL, RESHUFFLE = 0, 1, 2
 MAX_ROUNDS, TARGET_SCORE, DECK_EXHAUSTED = 0, 1, 2
 
 
-@njit(cache=True)
+@_helper
 def _mix(x: np.uint64) -> np.uint64:
     x = (x ^ (x >> _S30)) * _M1
     x = (x ^ (x >> _S27)) * _M2
     return x ^ (x >> _S31)
 
 
-@njit(cache=True)
+@_helper
 def _bits(base: np.uint64, counter: int) -> np.uint64:
     """The 53 bits of number ``counter`` of a stream (``uniforms`` is them over 2**53)."""
     return _mix(base + np.uint64(counter + 1) * _GOLDEN) >> _S11
 
 
-@njit(cache=True)
+@_helper
 def _uniform(base: np.uint64, counter: int) -> float:
     return np.float64(_bits(base, counter)) * _TO_UNIT
 
 
-@njit(cache=True)
+@_helper
 def _stream_base(k0: np.uint64, k1: np.uint64, stream: int) -> np.uint64:
     return _mix(k0 ^ _mix(k1 ^ (np.uint64(stream) * _STREAM)))
 
 
-@njit(cache=True)
-def _order(base, offset, size, keys, out):  # type: ignore[no-untyped-def]
+@_helper
+def _order(base, offset, size, keys, spare, counts, out):  # type: ignore[no-untyped-def]
     """``out[:size]`` = the stable argsort of numbers ``offset ..`` of a stream
-    (``seeding.permutation``): each number's 53 bits with its index below them."""
+    (``seeding.permutation``): each number's 53 bits with its index below them, sorted. The
+    keys are distinct, so any correct sort gives this order; a display's few keys by
+    insertion, more (the deal, a reshuffle) spread first into buckets by their top bits
+    (a counting sort, as many buckets as keys, rounded up to a power of two), whose few
+    inversions insertion then removes: no comparison of two random keys mispredicted
+    O(n log n) times, which made the deal a third of a game."""
+    if size <= 24:
+        for i in range(size):
+            keys[i] = (_bits(base, offset + i) << _S11) | np.uint64(i)
+        _insertion_sort(keys, size)
+        for i in range(size):
+            out[i] = np.int64(keys[i] & _LOW11)
+        return
+    bits = 1
+    while (1 << bits) < size:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    for bucket in range(1 << bits):
+        counts[bucket] = 0
     for i in range(size):
         keys[i] = (_bits(base, offset + i) << _S11) | np.uint64(i)
-    if size <= 24:  # insertion sort: a display
-        for i in range(1, size):
-            key = keys[i]
-            j = i - 1
-            while j >= 0 and keys[j] > key:
-                keys[j + 1] = keys[j]
-                j -= 1
-            keys[j + 1] = key
-    else:
-        keys[:size].sort()
+        counts[np.int64(keys[i] >> shift)] += 1
+    total = 0
+    for bucket in range(1 << bits):
+        count = counts[bucket]
+        counts[bucket] = total
+        total += count
     for i in range(size):
-        out[i] = np.int64(keys[i] & _LOW11)
+        bucket = np.int64(keys[i] >> shift)
+        spare[counts[bucket]] = keys[i]
+        counts[bucket] += 1
+    _insertion_sort(spare, size)
+    for i in range(size):
+        out[i] = np.int64(spare[i] & _LOW11)
+
+
+@_helper
+def _insertion_sort(keys, size):  # type: ignore[no-untyped-def]
+    for i in range(1, size):
+        key = keys[i]
+        j = i - 1
+        while j >= 0 and keys[j] > key:
+            keys[j + 1] = keys[j]
+            j -= 1
+        keys[j + 1] = key
 
 
 # -- the decision rules ----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@_helper
 def _draw(bases, counters, seat):  # type: ignore[no-untyped-def]
     """The seat's next number (``draws.next()``)."""
     value = _uniform(bases[seat], counters[seat])
@@ -97,12 +139,12 @@ def _draw(bases, counters, seat):  # type: ignore[no-untyped-def]
     return value
 
 
-@njit(cache=True)
+@_helper
 def _below(u, count):  # type: ignore[no-untyped-def]
     return min(np.int64(u * count), count - 1)
 
 
-@njit(cache=True)
+@_helper
 def _nth_allowed(allowed, count, index):  # type: ignore[no-untyped-def]
     seen = 0
     for i in range(count):
@@ -113,7 +155,7 @@ def _nth_allowed(allowed, count, index):  # type: ignore[no-untyped-def]
     return -1
 
 
-@njit(cache=True)
+@_helper
 def _first_max(values, count, allowed):  # type: ignore[no-untyped-def]
     best, top = -1, -np.inf
     for i in range(count):
@@ -122,7 +164,7 @@ def _first_max(values, count, allowed):  # type: ignore[no-untyped-def]
     return best
 
 
-@njit(cache=True)
+@_helper
 def _categorical(values, count, temperature, u, allowed):  # type: ignore[no-untyped-def]
     """``categorical_small`` over the allowed entries: the first whose left-to-right
     cumulative weight exp((v - top) / T) exceeds ``u * total``, else the last allowed."""
@@ -145,85 +187,90 @@ def _categorical(values, count, temperature, u, allowed):  # type: ignore[no-unt
     return last
 
 
-@njit(cache=True)
-def _search_right(row, target):  # type: ignore[no-untyped-def]
-    low, high = 0, row.shape[0]
+@_helper
+def _search_right(stack, a, b, target):  # type: ignore[no-untyped-def]
+    """``searchsorted(stack[a, b], target, side="right")``."""
+    low, high = 0, stack.shape[2]
     while low < high:
         middle = (low + high) // 2
-        if row[middle] <= target:
+        if stack[a, b, middle] <= target:
             low = middle + 1
         else:
             high = middle
     return low
 
 
-@njit(cache=True)
-def _search_left(row, target):  # type: ignore[no-untyped-def]
-    low, high = 0, row.shape[0]
+@_helper
+def _search_left(stack, a, b, target):  # type: ignore[no-untyped-def]
+    """``searchsorted(stack[a, b], target, side="left")``."""
+    low, high = 0, stack.shape[2]
     while low < high:
         middle = (low + high) // 2
-        if row[middle] < target:
+        if stack[a, b, middle] < target:
             low = middle + 1
         else:
             high = middle
     return low
 
 
-@njit(cache=True)
-def _tell(rule, p, hand, size, bases, counters, seat, pol, temps, tols, vecs, ivecs, cdfs,
+@_helper
+def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, tols, vecs, ivecs, cdfs,
           ascs, prefixes, nbest, words, values, allowed, keys):  # type: ignore[no-untyped-def]
-    """(card, clue row) of the storyteller's rule."""
+    """(card, clue row) of the storyteller's rule, for the ``size`` cards of
+    ``hands[seat]``. No function here takes a view of an array (``hands[seat]``): each
+    view costs two atomic reference counts, which were half the kernel's time."""
     if rule == _TELL_RANDOM:
-        card = hand[_below(_draw(bases, counters, seat), size)]
+        card = hands[seat, _below(_draw(bases, counters, seat), size)]
         word = _below(_draw(bases, counters, seat), pol[p, WORD_COUNT])
         return card, words[pol[p, WORDS], word]
     if rule == _TELL_BEST:
-        value = vecs[pol[p, CARD_VALUE]]
+        value = pol[p, CARD_VALUE]
         for i in range(size):
-            values[i] = value[hand[i]]
+            values[i] = vecs[value, hands[seat, i]]
             allowed[i] = True
-        card = hand[_first_max(values, size, allowed)]
+        card = hands[seat, _first_max(values, size, allowed)]
         return card, ivecs[pol[p, CARD_CLUE], card]
     if rule == _TELL_SOFTMAX:
-        value = vecs[pol[p, CARD_VALUE]]
+        value = pol[p, CARD_VALUE]
         for i in range(size):
-            values[i] = value[hand[i]]
+            values[i] = vecs[value, hands[seat, i]]
             allowed[i] = True
         index = _categorical(values, size, temps[p], _draw(bases, counters, seat), allowed)
-        card = hand[index]
+        card = hands[seat, index]
         target = _draw(bases, counters, seat) * vecs[pol[p, CLUE_TOTAL], card]
-        clue = _search_right(cdfs[pol[p, CDF], card], target)
+        clue = _search_right(cdfs, pol[p, CDF], card, target)
         return card, min(clue, pol[p, LAST_CLUE])
     # _TELL_NEAR_BEST: NearBest.tell
     near = pol[p, NEAR]
-    best = nbest[near, hand[0]]
+    best = nbest[near, hands[seat, 0]]
     for i in range(1, size):
-        if nbest[near, hand[i]] > best:
-            best = nbest[near, hand[i]]
+        if nbest[near, hands[seat, i]] > best:
+            best = nbest[near, hands[seat, i]]
     threshold = best - tols[p]  # float32, as the scores
-    ascending, prefix = ascs[near], prefixes[near]
-    n_clues = ascending.shape[1]
+    n_clues = ascs.shape[2]
     position, top = 0, np.uint64(0)
     for i in range(size):
-        count = n_clues - _search_left(ascending[hand[i]], threshold)
-        keys[i] = prefix[hand[i], count - 1] if count > 0 else np.uint64(0)
+        card = hands[seat, i]
+        count = n_clues - _search_left(ascs, near, card, threshold)
+        keys[i] = prefixes[near, card, count - 1] if count > 0 else np.uint64(0)
         high = keys[i] >> _S32
         if i == 0 or high > top:
             position, top = i, high
     clue = np.int64(_LOW32 - (keys[position] & _LOW32))
-    return hand[position], clue
+    return hands[seat, position], clue
 
 
-@njit(cache=True)
-def _submit(rule, p, hand, size, clue, n_cards, chosen, bases, counters, seat, pol, temps,
+@_helper
+def _submit(rule, p, hands, seat, size, clue, n_cards, chosen, bases, counters, pol, temps,
             tabs, values, allowed):  # type: ignore[no-untyped-def]
-    """``chosen[:n_cards]``: the listener's cards for ``clue``, in its order."""
+    """``chosen[:n_cards]``: the listener's cards of ``hands[seat]`` for ``clue``, in its
+    order."""
     for i in range(size):
         allowed[i] = True
     if rule != _SUBMIT_RANDOM:
-        row = tabs[pol[p, LISTEN], clue]
+        table = pol[p, LISTEN]
         for i in range(size):
-            values[i] = row[hand[i]]
+            values[i] = tabs[table, clue, hands[seat, i]]
     for j in range(n_cards):
         if rule == _SUBMIT_RANDOM:
             index = _nth_allowed(allowed, size,
@@ -233,11 +280,11 @@ def _submit(rule, p, hand, size, clue, n_cards, chosen, bases, counters, seat, p
         else:
             index = _categorical(values, size, temps[p], _draw(bases, counters, seat),
                                  allowed)
-        chosen[j] = hand[index]
+        chosen[j] = hands[seat, index]
         allowed[index] = False
 
 
-@njit(cache=True)
+@_helper
 def _vote(rule, p, display, owner, k, seat, clue, bases, counters, pol, temps, tabs, values,
           allowed):  # type: ignore[no-untyped-def]
     """The listener's display position: never one of its own cards."""
@@ -248,9 +295,9 @@ def _vote(rule, p, display, owner, k, seat, clue, bases, counters, pol, temps, t
             count += 1
     if rule == _VOTE_RANDOM:
         return _nth_allowed(allowed, k, _below(_draw(bases, counters, seat), count))
-    row = tabs[pol[p, VOTE_TABLE], clue]
+    table = pol[p, VOTE_TABLE]
     for j in range(k):
-        values[j] = row[display[j]]
+        values[j] = tabs[table, clue, display[j]]
     if rule == _VOTE_BEST:
         return _first_max(values, k, allowed)
     return _categorical(values, k, temps[p], _draw(bases, counters, seat), allowed)
@@ -259,7 +306,7 @@ def _vote(rule, p, display, owner, k, seat, clue, bases, counters, pol, temps, t
 # -- the game ---------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@_helper
 def _remove(hands, lengths, seat, card):  # type: ignore[no-untyped-def]
     """``hand.remove(card)``: the cards after it move one slot left."""
     size = lengths[seat]
@@ -271,9 +318,9 @@ def _remove(hands, lengths, seat, card):  # type: ignore[no-untyped-def]
     lengths[seat] = size - 1
 
 
-@njit(cache=True)
+@_helper
 def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule_ints, k0, k1,
-            reshuffles, keys, order):  # type: ignore[no-untyped-def]
+            reshuffles, keys, spare, counts, order, combined):  # type: ignore[no-untyped-def]
     """``GameSteps._refill``: (game ends?, pile length, discard length, reshuffles)."""
     n, h = dims[0], dims[1]
     mode, fixed = rule_ints[0], rule_ints[4]
@@ -291,10 +338,12 @@ def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule
             return True, plen, dlen, reshuffles
         if mode == RESHUFFLE:
             total = plen + dlen
-            combined = np.empty(total, dtype=np.int64)
-            combined[:plen] = pile[:plen]
-            combined[plen:] = discard[:dlen]
-            _order(_stream_base(k0, k1, _RESHUFFLE + reshuffles), 0, total, keys, order)
+            for i in range(plen):
+                combined[i] = pile[i]
+            for i in range(dlen):
+                combined[plen + i] = discard[i]
+            _order(_stream_base(k0, k1, _RESHUFFLE + reshuffles), 0, total, keys, spare,
+                   counts, order)
             for i in range(total):
                 pile[i] = combined[order[i]]
             plen, dlen, reshuffles = total, 0, reshuffles + 1
@@ -332,6 +381,8 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
     pile = np.empty(size, dtype=np.int64)
     discard = np.empty(size, dtype=np.int64)
     sort_keys = np.empty(max(size, k, h), dtype=np.uint64)
+    spare = np.empty(max(size, k, h), dtype=np.uint64)
+    counts = np.empty(2 * max(size, k, h), dtype=np.int64)
     order = np.empty(max(size, k), dtype=np.int64)
     counters = np.zeros(n, dtype=np.int64)
     scores = np.zeros(n, dtype=np.int64)
@@ -344,14 +395,17 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
     chosen = np.empty(per, dtype=np.int64)
     values = np.empty(max(h, k), dtype=np.float64)
     allowed = np.empty(max(h, k), dtype=np.bool_)
+    combined = np.empty(size, dtype=np.int64)
+    bases = np.empty(n, dtype=np.uint64)
     row = round_start[start]
     for g in range(start, stop):
         round_start[g] = row
         if row + max_rounds > capacity:
             return g
         k0, k1 = keys[g, 0], keys[g, 1]
-        bases = seat_bases[g]
-        _order(_stream_base(k0, k1, _DEAL), 0, size, sort_keys, order)
+        for s in range(n):
+            bases[s] = seat_bases[g, s]
+        _order(_stream_base(k0, k1, _DEAL), 0, size, sort_keys, spare, counts, order)
         for s in range(n):
             for i in range(h):
                 hands[s, i] = order[s * h + i]
@@ -371,8 +425,8 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
             for i in range(lengths[teller]):
                 r_hand[row, i] = hands[teller, i]
             p = seating[g, teller]
-            card, clue = _tell(pol[p, TELL], p, hands[teller], lengths[teller], bases,
-                               counters, teller, pol, temps, tols, vecs, ivecs, cdfs, ascs,
+            card, clue = _tell(pol[p, TELL], p, hands, teller, lengths[teller], bases,
+                               counters, pol, temps, tols, vecs, ivecs, cdfs, ascs,
                                prefixes, nbest, words, values, allowed, sort_keys)
             _remove(hands, lengths, teller, card)
             table[0], owners[0] = card, teller
@@ -380,13 +434,13 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
             for offset in range(1, n):
                 seat = (teller + offset) % n
                 p = seating[g, seat]
-                _submit(pol[p, SUBMIT], p, hands[seat], lengths[seat], clue, per, chosen,
-                        bases, counters, seat, pol, temps, tabs, values, allowed)
+                _submit(pol[p, SUBMIT], p, hands, seat, lengths[seat], clue, per, chosen,
+                        bases, counters, pol, temps, tabs, values, allowed)
                 for j in range(per):
                     _remove(hands, lengths, seat, chosen[j])
                     table[column], owners[column] = chosen[j], seat
                     column += 1
-            _order(display_base, index * k, k, sort_keys, order)
+            _order(display_base, index * k, k, sort_keys, spare, counts, order)
             for j in range(k):
                 display[j], owner[j] = table[order[j]], owners[order[j]]
             votes[teller] = -1
@@ -420,17 +474,22 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
                     discard[dlen + j] = display[j]
                 dlen += k
             row += 1
-            if target >= 0 and scores.max() >= target:
+            top = scores[0]
+            for seat in range(1, n):
+                top = max(top, scores[seat])
+            if target >= 0 and top >= target:
                 reason, last = TARGET_SCORE, index
                 break
             ended, plen, dlen, reshuffles = _refill(hands, lengths, dealt, pile, plen,
                                                      discard, dlen, teller, dims, rule_ints,
-                                                     k0, k1, reshuffles, sort_keys, order)
+                                                     k0, k1, reshuffles, sort_keys, spare,
+                                                     counts, order, combined)
             if ended:
                 reason, last = DECK_EXHAUSTED, index
                 break
             teller = (teller + 1) % n
         end_round[g], end_reason[g] = last, reason
-        final[g] = scores
+        for s in range(n):
+            final[g, s] = scores[s]
     round_start[stop] = row
     return stop
