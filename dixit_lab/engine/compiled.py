@@ -2,8 +2,9 @@
 
 With the ``fast`` extra (``pip install 'dixit-lab[fast]'``: Numba), the games of a batch whose
 every policy has a compiled form (``kernel_policy()``, :mod:`dixit_lab.policy.kernel`: the
-built-in ``random``, ``literal`` and ``softmax``; ``ambiguity`` and ``pragmatic``, whose
-tables change round by round, are refused by :func:`agent_blocker`) are played by
+built-in ``random``, ``literal``, ``softmax``, ``ambiguity`` and ``pragmatic``; a policy whose
+tables change round by round, as the model storytellers' listener model follows the hands,
+gives the kernel one tell table per round, from ``at_round``) are played by
 :func:`dixit_lab.engine.kernel.play_games`, one game after another in machine code, and their
 records written by the batched engine's writer (:mod:`dixit_lab.engine.batch_output`): byte for
 byte the reference engine's records (``tests/engine/test_compiled.py``,
@@ -17,6 +18,7 @@ cache folder); later processes load it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import typing
@@ -81,9 +83,6 @@ def agent_blocker(agent: Agent) -> str | None:
     if policy_class is None:
         return (f"{type(agent).__name__}.batch_policy declares no policy class (a return "
                 f"annotation), so the compiled engine cannot tell that it plays it")
-    if callable(getattr(policy_class, "at_round", None)):
-        return (f"{policy_class.__name__}'s tables change round by round (the listener model "
-                f"follows the hands); the kernel plays one table per policy")
     return kernel_blocker(policy_class)
 
 
@@ -205,7 +204,7 @@ def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray) -> FlatRounds:
     n, b = shape.n, keys.shape[0]
     if table.seating.shape != (b, n) or keys.shape != (b, 2):  # the kernel reads unchecked
         raise ValueError(f"{b} game keys for seating {table.seating.shape}")
-    pack = _packed(table)
+    pack = _packed(table, rules.max_rounds)
     dims = np.array([n, shape.hand, shape.per_player, shape.shown, shape.deck], np.int64)
     rule_ints = np.array([DECK_EXHAUSTED_MODES.index(rules.deck_exhausted),
                           -1 if rules.target_score is None else rules.target_score,
@@ -261,18 +260,22 @@ def _round_arrays(capacity: int, shape: TableShape) -> dict[str, np.ndarray]:
 _PACKS: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[np.ndarray, ...]]] = {}
 
 
-def _packed(table: Tables) -> tuple[np.ndarray, ...]:
-    """The kernel's arrays of the table's policies (made once per set of policy objects)."""
-    key = tuple(id(policy) for policy in table.policies)
+def _packed(table: Tables, max_rounds: int) -> tuple[np.ndarray, ...]:
+    """The kernel's arrays of the table's policies for games of at most ``max_rounds`` rounds
+    (made once per set of policy objects)."""
+    key = (max_rounds, *(id(policy) for policy in table.policies))
     cached = _PACKS.get(key)
     if cached is not None and all(a is b for a, b in zip(cached[0], table.policies,
                                                          strict=True)):
         return cached[1]
+    described, by_round = [], []
     for policy, name in zip(table.policies, table.names, strict=True):
         blocker = kernel_blocker(policy)
         if blocker is not None:  # the annotation of batch_policy said another class
             raise ValueError(f"agent {name!r}: {blocker}")
-    pack = _pack([policy.kernel_policy() for policy in table.policies], table.shape.deck)
+        described.append(policy.kernel_policy())
+        by_round.append(_near_by_round(policy, described[-1], max_rounds, name))
+    pack = _pack(described, by_round)
     if len(_PACKS) >= 8:
         _PACKS.clear()
     _PACKS[key] = (tuple(table.policies), pack)  # the policies stay alive: ids stay theirs
@@ -302,9 +305,51 @@ class _Stack:
         return np.ascontiguousarray(np.stack(self.arrays))
 
 
-def _pack(policies: list[KernelPolicy], n_cards: int) -> tuple[np.ndarray, ...]:
-    """(pol, temps, tols, tabs, vecs, ivecs, cdfs, ascs, prefixes, nbest, words): the
-    arguments of ``kernel.play_games`` that describe the policies."""
+def _near_by_round(policy: Any, described: KernelPolicy, max_rounds: int, name: str
+                   ) -> list[Any]:
+    """The ``NearBest`` of each round of a game (as long as it changes; the last stands for
+    every later round): the round's policy (``at_round``, as the batched engine asks it),
+    which may change that table alone."""
+    if not callable(getattr(policy, "at_round", None)):
+        return [described.near_best]
+    seen: dict[int, Any] = {id(policy): described.near_best}
+    keep, rounds = [policy], []
+    for index in range(max_rounds):
+        at = policy.at_round(index)
+        if id(at) not in seen:
+            keep.append(at)  # alive while ids are compared
+            other = at.kernel_policy()
+            if not _same_but_tell_table(other, described):
+                raise ValueError(f"agent {name!r}: its policy of round {index} changes more "
+                                 f"than its tell's table, which the compiled engine does not "
+                                 f"play; use engine: batched or auto")
+            seen[id(at)] = other.near_best
+        rounds.append(seen[id(at)])
+    while len(rounds) > 1 and rounds[-1] is rounds[-2]:
+        rounds.pop()
+    return rounds
+
+
+def _same_but_tell_table(one: KernelPolicy, other: KernelPolicy) -> bool:
+    """Whether two descriptions differ in their ``near_best`` alone (tables compared by
+    identity first, then by value)."""
+    for field in dataclasses.fields(KernelPolicy):
+        a, b = getattr(one, field.name), getattr(other, field.name)
+        if field.name == "near_best" or a is b:
+            continue
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                    and np.array_equal(a, b)):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def _pack(policies: list[KernelPolicy], near_by_round: list[list[Any]]
+          ) -> tuple[np.ndarray, ...]:
+    """(pol, temps, tols, tabs, vecs, ivecs, cdfs, ascs, prefixes, nbest, words,
+    near_rows): the arguments of ``kernel.play_games`` that describe the policies."""
     from dixit_lab.engine import kernel
 
     tabs, vecs = _Stack(np.float64, (1, 1, 1)), _Stack(np.float64, (1, 1))
@@ -315,6 +360,7 @@ def _pack(policies: list[KernelPolicy], n_cards: int) -> tuple[np.ndarray, ...]:
     pol = np.full((len(policies), kernel.COLUMNS), -1, dtype=np.int64)
     temps = np.ones(len(policies), dtype=np.float64)
     tols = np.zeros(len(policies), dtype=np.float32)
+    near_rows = np.full((len(policies), max(len(r) for r in near_by_round)), -1, np.int64)
     for p, policy in enumerate(policies):
         row = pol[p]
         row[kernel.TELL], row[kernel.SUBMIT], row[kernel.VOTE] = (policy.tell, policy.submit,
@@ -328,13 +374,16 @@ def _pack(policies: list[KernelPolicy], n_cards: int) -> tuple[np.ndarray, ...]:
         row[kernel.CLUE_TOTAL] = vecs.add(policy.clue_total)
         if policy.clue_cdf is not None:
             row[kernel.LAST_CLUE] = np.shape(policy.clue_cdf)[1] - 1
-        near = policy.near_best
-        if near is not None:  # one NearBest: the same row of its three stacks
-            row[kernel.NEAR] = nbest.add(near.card_best)
-            if ascs.add(near.ascending) != row[kernel.NEAR] or \
-                    prefixes.add(near.prefix) != row[kernel.NEAR]:
+        for r, near in enumerate(near_by_round[p]):
+            if near is None:
+                continue
+            # one NearBest: the same row of its three stacks
+            near_rows[p, r] = nbest.add(near.card_best)
+            if ascs.add(near.ascending) != near_rows[p, r] or \
+                    prefixes.add(near.prefix) != near_rows[p, r]:
                 raise ValueError("a NearBest shares its arrays with another")
             tols[p] = near.tolerance
+        near_rows[p, len(near_by_round[p]):] = near_rows[p, len(near_by_round[p]) - 1]
         if policy.words is not None:
             row[kernel.WORDS], row[kernel.WORD_COUNT] = len(word_lists), len(policy.words)
             word_lists.append(np.asarray(policy.words, dtype=np.int64))
@@ -343,4 +392,4 @@ def _pack(policies: list[KernelPolicy], n_cards: int) -> tuple[np.ndarray, ...]:
     for index, listed in enumerate(word_lists):
         words[index, :len(listed)] = listed
     return (pol, temps, tols, tabs.stacked(), vecs.stacked(), ivecs.stacked(), cdfs.stacked(),
-            ascs.stacked(), prefixes.stacked(), nbest.stacked(), words)
+            ascs.stacked(), prefixes.stacked(), nbest.stacked(), words, near_rows)

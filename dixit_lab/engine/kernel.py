@@ -47,8 +47,8 @@ _DEAL, _DISPLAY, _FIRST, _RESHUFFLE = 1, 2, 3, 1000
 _TELL_RANDOM, _TELL_BEST, _TELL_SOFTMAX, _TELL_NEAR_BEST = 0, 1, 2, 3
 _SUBMIT_RANDOM, _SUBMIT_BEST, _SUBMIT_SOFTMAX = 0, 1, 2
 _VOTE_RANDOM, _VOTE_BEST, _VOTE_SOFTMAX = 0, 1, 2
-(TELL, SUBMIT, VOTE, LISTEN, VOTE_TABLE, CARD_VALUE, CARD_CLUE, CDF, CLUE_TOTAL, NEAR, WORDS,
- WORD_COUNT, LAST_CLUE, COLUMNS) = range(14)
+(TELL, SUBMIT, VOTE, LISTEN, VOTE_TABLE, CARD_VALUE, CARD_CLUE, CDF, CLUE_TOTAL, WORDS,
+ WORD_COUNT, LAST_CLUE, COLUMNS) = range(13)
 # deck_exhausted modes (dixit_lab.core.rules.DECK_EXHAUSTED_MODES, in order)
 LAST_DRAWN, CANNOT_REFILL, RESHUFFLE = 0, 1, 2
 # end reasons
@@ -215,10 +215,13 @@ def _search_left(stack, a, b, target):  # type: ignore[no-untyped-def]
 
 @_helper
 def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, tols, vecs, ivecs, cdfs,
-          ascs, prefixes, nbest, words, values, allowed, keys):  # type: ignore[no-untyped-def]
-    """(card, clue row) of the storyteller's rule, for the ``size`` cards of
-    ``hands[seat]``. No function here takes a view of an array (``hands[seat]``): each
-    view costs two atomic reference counts, which were half the kernel's time."""
+          ascs, prefixes, nbest, words, near_rows, index, values, allowed,
+          keys):  # type: ignore[no-untyped-def]
+    """(card, clue row) of the storyteller's rule in round ``index``, for the ``size`` cards
+    of ``hands[seat]`` (``near_rows[p, r]``: the row of the ``NearBest`` stacks of round
+    ``r``, the last column for every later round). No function here takes a view of an
+    array (``hands[seat]``): each view costs two atomic reference counts, which were half
+    the kernel's time."""
     if rule == _TELL_RANDOM:
         card = hands[seat, _below(_draw(bases, counters, seat), size)]
         word = _below(_draw(bases, counters, seat), pol[p, WORD_COUNT])
@@ -241,7 +244,7 @@ def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, tols, vecs, i
         clue = _search_right(cdfs, pol[p, CDF], card, target)
         return card, min(clue, pol[p, LAST_CLUE])
     # _TELL_NEAR_BEST: NearBest.tell
-    near = pol[p, NEAR]
+    near = near_rows[p, min(index, near_rows.shape[1] - 1)]
     best = nbest[near, hands[seat, 0]]
     for i in range(1, size):
         if nbest[near, hands[seat, i]] > best:
@@ -360,7 +363,7 @@ def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule
 
 @njit(cache=True)
 def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, temps, tols,
-               tabs, vecs, ivecs, cdfs, ascs, prefixes, nbest, words, start, stop,
+               tabs, vecs, ivecs, cdfs, ascs, prefixes, nbest, words, near_rows, start, stop,
                round_start, end_round, end_reason, final, r_teller, r_clue, r_card,
                r_display, r_owner, r_votes, r_points, r_scores, r_hand
                ):  # type: ignore[no-untyped-def]
@@ -427,7 +430,8 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
             p = seating[g, teller]
             card, clue = _tell(pol[p, TELL], p, hands, teller, lengths[teller], bases,
                                counters, pol, temps, tols, vecs, ivecs, cdfs, ascs,
-                               prefixes, nbest, words, values, allowed, sort_keys)
+                               prefixes, nbest, words, near_rows, index, values, allowed,
+                               sort_keys)
             _remove(hands, lengths, teller, card)
             table[0], owners[0] = card, teller
             column = 1

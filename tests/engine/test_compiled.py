@@ -5,6 +5,8 @@ extra (Numba)."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from dixit_lab.core.agent import make_agent
@@ -23,7 +25,7 @@ from tests.games_files import games_text
 needs_numba = pytest.mark.skipif(kernel_problem() is not None,
                                  reason=kernel_problem() or "")
 
-SUPPORTED = ["random", "literal", "softmax"]  # ambiguity, pragmatic: tables round by round
+SUPPORTED = ["random", "literal", "softmax", "ambiguity(target=0.3)", "pragmatic"]
 
 
 def compare(specs: list[str], preset: str, games: int, **overrides) -> None:
@@ -37,6 +39,15 @@ def compare(specs: list[str], preset: str, games: int, **overrides) -> None:
 def test_every_built_in_agent_at_one_mixed_table(preset):
     compare(SUPPORTED, preset, 5)
     compare(["softmax", "random", "literal"], preset, 40)
+
+
+@needs_numba
+@pytest.mark.parametrize("spec", ["ambiguity(target=0.4)", "pragmatic"])
+def test_the_model_storytellers_tables_round_by_round(spec):
+    """Their listener model follows the hands: a tell table per round, as the reference
+    engine's (a game long enough to reach the model's last table; a reshuffling deck)."""
+    compare([spec] * 4, "classic", 12)
+    compare([spec, "random", spec], "refresh", 6)
 
 
 @needs_numba
@@ -64,11 +75,33 @@ class _OwnVote(LiteralAgent):
 
 
 def test_the_kernel_names_what_it_cannot_play():
-    assert agent_blocker(make_agent("literal")) is None
+    for spec in SUPPORTED:
+        assert agent_blocker(make_agent(spec)) is None
     assert "overrides vote" in (agent_blocker(_OwnVote()) or "")
-    # the listener model follows the hands: a table per round, which the kernel cannot play
-    for spec in ("ambiguity(target=0.3)", "pragmatic"):
-        assert "round by round" in (agent_blocker(make_agent(spec)) or "")
+
+
+class _RoundPolicy(LiteralPolicy):
+    """A policy whose round-1 form changes its vote table, not only its tell's."""
+
+    def at_round(self, index):
+        if index == 0:
+            return self
+        other = copy.copy(self)
+        other.similarity = self.similarity + 1.0
+        return other
+
+
+class _ChangesByRound(LiteralAgent):
+    def batch_policy(self) -> _RoundPolicy:
+        return _RoundPolicy(self, MANY)
+
+
+@needs_numba
+def test_a_policy_that_changes_more_than_its_tell_by_round_is_refused():
+    with pytest.raises(ValueError, match="policy of round 1 changes more than its tell's "
+                                         "table"):
+        play_compiled([[_ChangesByRound(), make_agent("random"), make_agent("random")]],
+                      get_rules("classic"), load_deck("dreams"), [1])
 
 
 @needs_numba
