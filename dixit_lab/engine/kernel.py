@@ -16,9 +16,8 @@ function receives or slices, with an atomic add and subtract each time. With a d
 handed to each decision, those counts were 58 % of the kernel's time (``perf``: 22 µs a game
 of 5 random players). Every function here but :func:`play_games` (the one that allocates
 its scratch arrays) is compiled without Numba's runtime, and none takes a view of an array
-(``hands[seat]``): they index the whole arrays. ``_nrt`` is an underscored (unpromised)
-option of Numba's ``jit``; were a release to drop it, the kernel would fail to compile, loudly
-(``tests/engine/test_compiled.py``), not run wrong. A helper that allocates fails the same way.
+(``hands[seat]``). ``_nrt`` is an underscored (unpromised) option of Numba's ``jit``: were a
+release to drop it, or a helper to allocate, the kernel would fail to compile, not run wrong.
 """
 
 from __future__ import annotations
@@ -167,20 +166,24 @@ def _first_max(values, count, allowed):  # type: ignore[no-untyped-def]
 @_helper
 def _categorical(values, count, temperature, u, allowed):  # type: ignore[no-untyped-def]
     """``categorical_small`` over the allowed entries: the first whose left-to-right
-    cumulative weight exp((v - top) / T) exceeds ``u * total``, else the last allowed."""
+    cumulative weight exp((v - top) / T) exceeds ``u * total``, else the last allowed. Each
+    weight is computed once, into the second half of ``values`` (the same numbers as
+    computing it twice: the one exp a weight was half of a softmax game)."""
     top = -np.inf
     for i in range(count):
         if allowed[i] and values[i] > top:
             top = values[i]
+    weights = values.shape[0] // 2
     total = 0.0
     for i in range(count):
         if allowed[i]:
-            total += math.exp((values[i] - top) / temperature)
+            values[weights + i] = math.exp((values[i] - top) / temperature)
+            total += values[weights + i]
     threshold = u * total
     cumulative, last = 0.0, -1
     for i in range(count):
         if allowed[i]:
-            cumulative += math.exp((values[i] - top) / temperature)
+            cumulative += values[weights + i]
             if threshold < cumulative:
                 return i
             last = i
@@ -219,9 +222,7 @@ def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, tols, vecs, i
           keys):  # type: ignore[no-untyped-def]
     """(card, clue row) of the storyteller's rule in round ``index``, for the ``size`` cards
     of ``hands[seat]`` (``near_rows[p, r]``: the row of the ``NearBest`` stacks of round
-    ``r``, the last column for every later round). No function here takes a view of an
-    array (``hands[seat]``): each view costs two atomic reference counts, which were half
-    the kernel's time."""
+    ``r``, the last column for every later round)."""
     if rule == _TELL_RANDOM:
         card = hands[seat, _below(_draw(bases, counters, seat), size)]
         word = _below(_draw(bases, counters, seat), pol[p, WORD_COUNT])
@@ -396,7 +397,7 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
     votes = np.empty(n, dtype=np.int64)
     received = np.zeros(n, dtype=np.int64)
     chosen = np.empty(per, dtype=np.int64)
-    values = np.empty(max(h, k), dtype=np.float64)
+    values = np.empty(2 * max(h, k), dtype=np.float64)  # and _categorical's weights
     allowed = np.empty(max(h, k), dtype=np.bool_)
     combined = np.empty(size, dtype=np.int64)
     bases = np.empty(n, dtype=np.uint64)
