@@ -80,12 +80,10 @@ def _stream_base(k0: np.uint64, k1: np.uint64, stream: int) -> np.uint64:
 @_helper
 def _order(base, offset, size, keys, spare, counts, out):  # type: ignore[no-untyped-def]
     """``out[:size]`` = the stable argsort of numbers ``offset ..`` of a stream
-    (``seeding.permutation``): each number's 53 bits with its index below them, sorted. The
-    keys are distinct, so any correct sort gives this order; a display's few keys by
-    insertion, more (the deal, a reshuffle) spread first into buckets by their top bits
-    (a counting sort, as many buckets as keys, rounded up to a power of two), whose few
-    inversions insertion then removes: no comparison of two random keys mispredicted
-    O(n log n) times, which made the deal a third of a game."""
+    (``seeding.permutation``): each number's 53 bits with its index below them, sorted (the
+    keys are distinct: any sort gives this order). Many keys (a deal) go first into buckets
+    by their top bits, then insertion: a comparison sort's mispredicted branches made the
+    deal a third of a game."""
     if size <= 24:
         for i in range(size):
             keys[i] = (_bits(base, offset + i) << _S11) | np.uint64(i)
