@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -121,13 +122,39 @@ def _frame(ratings: dict[str, tuple[float, float]], played: dict[str, int]) -> p
     return frame.sort_values(["ordinal", "player"], ascending=[False, True], ignore_index=True)
 
 
+#: games from which the walk is compiled, when Numba is installed (below, loading Numba's
+#: cache costs more than it saves)
+_COMPILED_FROM_GAMES = 50_000
+#: ``openskill.models.PlackettLuce()``'s mu, sigma, beta, tau and kappa
+_DEFAULTS = (25.0, 25.0 / 3.0, 25.0 / 6.0, 25.0 / 300.0, 0.0001)
+_Plan = tuple[list[str], list[int], list[tuple[int, int]], list[list[int]], bool]
+
+
 def _plackett_luce_defaults(data: RatingData) -> dict[str, tuple[float, float]]:
     """``openskill.models.PlackettLuce()``'s ratings of every game in order, computed as the
     library computes them (same operations in the same order: the same floats; teams of one
-    seat, no weights, margins or balance), without its per-game objects: 20 times faster.
-    ``tests/test_openskill_rating.py`` compares the two."""
-    mu0, sigma0, beta, tau, kappa = 25.0, 25.0 / 3.0, 25.0 / 6.0, 25.0 / 300.0, 0.0001
-    tau_squared, beta_squared = tau * tau, beta**2
+    seat, no weights, margins or balance), without its per-game objects: 20 times faster in
+    Python (``tests/test_openskill_rating.py`` compares the two), about 50 times more with the
+    ``fast`` extra from ``_COMPILED_FROM_GAMES`` games
+    (the same floats: ``tests/ratings/test_openskill_kernel.py``)."""
+    plans = _plans(data)
+    if data.games >= _COMPILED_FROM_GAMES and importlib.util.find_spec("numba") is not None:
+        from dixit_lab.ratings.openskill_kernel import walk
+
+        index = {name: i for i, name in enumerate(data.names)}
+        mu, sigma, first_seen = walk([([index[n] for n in names], a, below, ahead, rated)
+                                      for names, a, below, ahead, rated in plans],
+                                     data.pattern, len(data.names), _DEFAULTS)
+        order = sorted((int(first_seen[i]), i) for i in range(len(data.names))
+                       if first_seen[i] >= 0)
+        return {data.names[i]: (float(mu[i]), float(sigma[i])) for _, i in order}
+    return _plackett_luce_python(plans, data.pattern)
+
+
+def _plans(data: RatingData) -> list[_Plan]:
+    """Per pattern: the seats' names in rank order, how many seats share each rank, the (i,
+    q) pairs with rank i >= rank q (i-major), the seats ranked at or above each seat, and
+    whether the game is rated (two names or more)."""
     plans = []
     for seats, ranks in zip(data.seats, data.ranks, strict=True):
         order = sorted(range(len(ranks)), key=lambda i: int(ranks[i]))  # stable, as _unwind
@@ -141,8 +168,16 @@ def _plackett_luce_defaults(data: RatingData) -> dict[str, tuple[float, float]]:
                  if rank[i] >= rank[q]]
         ahead = [[q for q in range(len(rank)) if rank[q] <= rank[i]] for i in range(len(rank))]
         plans.append((names, a, below, ahead, len(set(names)) > 1))
+    return plans
+
+
+def _plackett_luce_python(plans: list[_Plan], pattern: np.ndarray
+                          ) -> dict[str, tuple[float, float]]:
+    """The walk over the games (``pattern``: each game's plan), in Python."""
+    mu0, sigma0, beta, tau, kappa = _DEFAULTS
+    tau_squared, beta_squared = tau * tau, beta**2
     ratings: dict[str, tuple[float, float]] = {}
-    for u in data.pattern.tolist():
+    for u in pattern.tolist():
         names, a, below, ahead, rated = plans[u]
         for name in names:
             if name not in ratings:
