@@ -138,9 +138,8 @@ def _plackett_luce_defaults(data: RatingData) -> dict[str, tuple[float, float]]:
     ``fast`` extra from ``_COMPILED_FROM_GAMES`` games
     (the same floats: ``tests/ratings/test_openskill_kernel.py``)."""
     plans = _plans(data)
-    if data.games >= _COMPILED_FROM_GAMES and importlib.util.find_spec("numba") is not None:
-        from dixit_lab.ratings.openskill_kernel import walk
-
+    walk = _compiled_walk() if data.games >= _COMPILED_FROM_GAMES else None
+    if walk is not None:
         index = {name: i for i, name in enumerate(data.names)}
         mu, sigma, first_seen = walk([([index[n] for n in names], a, below, ahead, rated)
                                       for names, a, below, ahead, rated in plans],
@@ -149,6 +148,18 @@ def _plackett_luce_defaults(data: RatingData) -> dict[str, tuple[float, float]]:
                        if first_seen[i] >= 0)
         return {data.names[i]: (float(mu[i]), float(sigma[i])) for _, i in order}
     return _plackett_luce_python(plans, data.pattern)
+
+
+def _compiled_walk() -> Any:
+    """The compiled walk, or None where Numba is missing or does not import (a broken
+    install must not cost a long run its tables: the Python walk gives the same floats)."""
+    if importlib.util.find_spec("numba") is None:
+        return None
+    try:
+        from dixit_lab.ratings.openskill_kernel import walk
+    except Exception:  # any failure to import Numba: the Python walk
+        return None
+    return walk
 
 
 def _plans(data: RatingData) -> list[_Plan]:

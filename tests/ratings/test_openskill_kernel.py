@@ -60,3 +60,22 @@ def test_the_dispatch_compiles_from_its_threshold_and_changes_nothing(monkeypatc
     compiled = openskill_data(data)
     assert calls == [1]
     assert compiled.equals(python)
+
+
+def test_a_numba_that_does_not_import_falls_back_to_python(monkeypatch) -> None:
+    import builtins
+
+    data = rating_data(_games(4, 300))
+    monkeypatch.setattr(openskill, "_COMPILED_FROM_GAMES", 10**9)
+    python = openskill_data(data)
+    monkeypatch.setattr(openskill, "_COMPILED_FROM_GAMES", 1)
+    real_import = builtins.__import__
+
+    def broken(name, *args, **kwargs):
+        if name == "dixit_lab.ratings.openskill_kernel":
+            raise ImportError("numba: a broken install (test)")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", broken)
+    assert openskill._compiled_walk() is None
+    assert openskill_data(data).equals(python)
