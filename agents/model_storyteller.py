@@ -139,7 +139,10 @@ class ModelStoryteller(LiteralAgent):
         cards = np.asarray(cards, dtype=np.int64)
         rounds = np.asarray(rounds, dtype=np.int64)
         found = np.full(len(clues), np.nan)
-        keys = np.array([self.model.position_key(int(r)) for r in rounds], dtype=np.int64)
+        # each round's table key, asked once per distinct round (a chunk has a few dozen)
+        distinct, which = np.unique(rounds, return_inverse=True)
+        keys = np.array([self.model.position_key(int(r)) for r in distinct],
+                        dtype=np.int64)[which.reshape(-1)]
         for key in np.unique(keys):
             at = np.flatnonzero(keys == key)
             table = self.model.find_at(int(rounds[at[0]]))

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SHIFT", "from_json", "group_sums", "to_float", "to_json"]
+__all__ = ["SHIFT", "from_json", "group_counts", "group_sums", "to_float", "to_json"]
 
 #: an exact sum is an integer number of units of 2**-SHIFT
 SHIFT = 1074
@@ -67,6 +67,32 @@ def group_sums(groups: np.ndarray, values: np.ndarray, n_groups: int) -> list[in
         shift = power + smallest - 53 + SHIFT
         out[group] += total << shift if shift >= 0 else total >> -shift
     return out
+
+
+def group_counts(groups: np.ndarray, n_groups: int, weights: np.ndarray | None = None
+                 ) -> list[int]:
+    """:func:`group_sums` of integers: the number of entries of each group, or the sum of
+    their integer ``weights`` (an int array), in units of 2**-SHIFT; without the checks
+    and splits of floats (a chunk's counts are a fifth of its summing time)."""
+    groups = np.asarray(groups, dtype=np.int64)
+    if weights is None:
+        totals = np.bincount(groups, minlength=n_groups).tolist()
+    else:
+        weights = np.asarray(weights)
+        if weights.dtype.kind not in "iub":
+            raise TypeError(f"group_counts of {weights.dtype} weights: use group_sums")
+        largest = int(np.abs(weights).max(initial=0))
+        if largest * len(weights) >= _EXACT:  # a float sum could round: add integers
+            return _integer_sums(groups, weights, n_groups)
+        totals = np.bincount(groups, weights=weights, minlength=n_groups).tolist()
+    return [int(total) << SHIFT for total in totals]
+
+
+def _integer_sums(groups: np.ndarray, weights: np.ndarray, n_groups: int) -> list[int]:
+    out = [0] * n_groups
+    for group, weight in zip(groups.tolist(), weights.tolist(), strict=True):
+        out[group] += int(weight)
+    return [total << SHIFT for total in out]
 
 
 def to_float(units: int) -> float:

@@ -48,12 +48,15 @@ def _sums(keys: np.ndarray, values: np.ndarray, n_players: int) -> list[list[int
     else:
         unique = None
     totals = np.bincount(keys, weights=values, minlength=width)  # within a cluster: a game
-    sizes = np.bincount(keys, minlength=width).astype(np.float64)
-    used = np.flatnonzero(sizes)
+    counted = np.bincount(keys, minlength=width)
+    used = np.flatnonzero(counted)
     player = (used if unique is None else unique[used]) % n_players
-    totals, sizes = totals[used], sizes[used]
-    columns = [exact_sums.group_sums(player, column, n_players) for column in (
-        sizes, totals, np.ones(len(used)), totals ** 2, totals * sizes, sizes ** 2)]
+    totals, counted = totals[used], counted[used]
+    sizes = counted.astype(np.float64)
+    exact, count = exact_sums.group_sums, exact_sums.group_counts
+    columns = [count(player, n_players, counted), exact(player, totals, n_players),
+               count(player, n_players), exact(player, totals ** 2, n_players),
+               exact(player, totals * sizes, n_players), count(player, n_players, counted ** 2)]
     return [list(row) for row in zip(*columns, strict=True)] if n_players else []
 
 
@@ -221,8 +224,9 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
     stats.decks = list(dict.fromkeys(pc.unique(batch.deck).to_pylist()))
 
     def count(keys: np.ndarray, weights: np.ndarray | None = None) -> list[int]:
-        return exact_sums.group_sums(keys, np.ones(len(keys)) if weights is None else weights,
-                                     p)
+        if weights is None or weights.dtype.kind in "iub":  # counts: integers
+            return exact_sums.group_counts(keys, p, weights)
+        return exact_sums.group_sums(keys, weights, p)
 
     metric: dict[str, list[list[int]]] = {}
     samples: dict[str, Samples] = {}  # those read again below (the others are let go)
@@ -247,7 +251,7 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
         "decisions": [a + 2 * b for a, b in zip(count(teller), count(listener_code),
                                                 strict=True)],
         "action_faults": count(seat_code[batch.round_game].ravel(), np.sum(
-            [failed[action] for action in DECISIONS], axis=0).ravel().astype(float)),
+            [failed[action] for action in DECISIONS], axis=0).ravel().astype(np.int64)),
     }
     if predicted is None:
         predicted = np.full(r, np.nan)

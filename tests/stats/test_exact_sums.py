@@ -8,7 +8,14 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dixit_lab.stats.exact_sums import SHIFT, from_json, group_sums, to_float, to_json
+from dixit_lab.stats.exact_sums import (
+    SHIFT,
+    from_json,
+    group_counts,
+    group_sums,
+    to_float,
+    to_json,
+)
 
 
 @pytest.mark.parametrize("kind", ["fractions", "integers", "any magnitude", "subnormal"])
@@ -42,3 +49,22 @@ def test_the_grouping_does_not_change_the_sum():
 def test_non_finite_values_are_refused():
     with pytest.raises(ValueError, match="finite"):
         group_sums(np.zeros(2, np.int64), np.array([1.0, np.nan]), 1)
+
+
+@pytest.mark.parametrize("largest", [50, 2**60])
+def test_group_counts_are_the_group_sums_of_integers(largest):
+    """The integer path gives what the float path gives (and stays exact where a float sum
+    of the integers would round)."""
+    rng = np.random.default_rng(11)
+    groups = rng.integers(0, 6, 3_000)
+    weights = rng.integers(-largest, largest, 3_000, dtype=np.int64)
+    assert group_counts(groups, 6) == group_sums(groups, np.ones(3_000), 6)
+    exact = [sum(int(w) for w in weights[groups == g]) << SHIFT for g in range(6)]
+    assert group_counts(groups, 6, weights) == exact
+    if largest < 2**53:
+        assert exact == group_sums(groups, weights.astype(float), 6)
+
+
+def test_group_counts_refuse_float_weights():
+    with pytest.raises(TypeError, match="group_sums"):
+        group_counts(np.zeros(2, np.int64), 1, np.array([0.5, 1.0]))
