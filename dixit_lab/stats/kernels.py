@@ -163,7 +163,9 @@ def listener_chance(seats: Seats) -> Samples:
     """One sample a vote: one over the cards the listener may vote for (the shown ones not
     its own)."""
     b = seats.batch
-    own_cards = (b.card_owner[:, :, None] == np.arange(b.n)[None, None, :]).sum(axis=1)
+    owner_of_round = np.arange(b.rounds)[:, None] * b.n + b.card_owner  # (round, seat) keys
+    own_cards = np.bincount(owner_of_round.ravel(), minlength=b.rounds * b.n).reshape(
+        b.rounds, b.n)
     return seats.voted(1.0 / np.maximum(b.display.shape[1] - own_cards, 1), by_round=True)
 
 
