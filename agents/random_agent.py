@@ -25,6 +25,7 @@ WORDS: tuple[str, ...] = (
     "freedom", "lost", "friendship", "lonely", "curious", "deep", "hidden", "falling",
     "waiting", "growing", "gentle", "strange", "beginning", "ending", "music",
 )
+_WORD_COUNT = len(WORDS)
 
 
 @register_agent("random")
@@ -40,16 +41,31 @@ class RandomAgent(Agent):
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
         self._draws = context.uniforms
+        self._next = context.uniforms.next
+
+    # RandomPolicy's decisions on the ONE backend, with its builtins written out (a game
+    # is ~100 decisions; the generic calls were a fifth of a random game): the same numbers
+    # in the same order (tests/agents/test_random_agent.py; the batched engine, which plays
+    # RandomPolicy itself, gives the same records)
 
     def tell(self, view: TellView) -> Clue:
-        card, word = _ONE.tell(view.hand, self._draws)
-        return Clue(card, WORDS[word])
+        hand, draw = view.hand, self._next
+        count = len(hand)
+        card = hand[min(int(draw() * count), count - 1)]
+        return Clue(card, WORDS[min(int(draw() * _WORD_COUNT), _WORD_COUNT - 1)])
 
     def submit(self, view: SubmitView) -> list[int]:
-        return _ONE.submit(view.hand, view.clue, view.n_cards, self._draws)
+        if view.n_cards != 1:
+            return _ONE.submit(view.hand, view.clue, view.n_cards, self._draws)
+        hand = view.hand
+        count = len(hand)
+        return [hand[min(int(self._next() * count), count - 1)]]
 
     def vote(self, view: VoteView) -> int:
-        return _ONE.vote(view.display, view.own_positions, view.clue, self._draws)
+        own = view.own_positions
+        among = [i for i in range(len(view.display)) if i not in own]
+        count = len(among)
+        return among[min(int(self._next() * count), count - 1)]
 
     def batch_policy(self) -> RandomPolicy:
         """The same decisions over many games at once (dixit_lab.engine.batched)."""
