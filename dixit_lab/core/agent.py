@@ -17,7 +17,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import numpy as np
 
 from dixit_lab.core.cards import Deck
-from dixit_lab.core.rules import RuleSet
+from dixit_lab.core.rules import RuleSet, rules_from_values
 from dixit_lab.core.seeding import CounterStream, seat_generator
 from dixit_lab.errors import UserError
 from dixit_lab.plugins.imports import ImportStringError, is_import_string, load_class
@@ -118,20 +118,22 @@ class GameContext:
     A context holds nothing that leads to another seat's cards or streams, the deck order or
     the display order: both streams come from the seat's base alone, a one-way hash of the game
     key (see :mod:`dixit_lab.core.seeding`), and ``rules`` and ``deck`` are this seat's own copies
-    of immutable values. Nor does it say how another seat thinks: a player is its public name
-    (the config's ``name``, else ``player <k>``, its place in the config), never its agent spec,
-    parameters, embedder or temperature."""
+    of immutable values (in the engine's contexts, ``rules`` is made when first read, from a
+    tuple of the rules' values: nothing shared to change). Nor does it say how another seat
+    thinks: a player is its public name (the config's ``name``, else ``player <k>``, its place
+    in the config), never its agent spec, parameters, embedder or temperature."""
 
     __slots__ = (
         "_base",
         "_first",
         "_rng",
+        "_rule_values",
+        "_rules",
         "_uniforms",
         "_unperceived",
         "deck",
         "n_players",
         "players",
-        "rules",
         "seat",
     )
 
@@ -139,7 +141,7 @@ class GameContext:
         self,
         seat: int,
         n_players: int,
-        rules: RuleSet,
+        rules: RuleSet | tuple[Any, ...],
         deck: Deck,
         players: tuple[str, ...] | None = None,
         stream_base: int = 0,
@@ -147,7 +149,10 @@ class GameContext:
     ) -> None:
         self.seat = seat
         self.n_players = n_players
-        self.rules = rules
+        # a tuple: the rules' values (RuleSet.values), this seat's RuleSet made when first
+        # read (most agents never read it: five copies were a twentieth of a random game)
+        self._rules: RuleSet | None = None if isinstance(rules, tuple) else rules
+        self._rule_values = rules if isinstance(rules, tuple) else None
         self.deck = deck
         self.players = tuple(players) if players is not None else seat_names(n_players)
         self._base = int(stream_base)
@@ -171,6 +176,18 @@ class GameContext:
     def unperceived_clues(self) -> frozenset[str]:
         """Every clue this seat said it cannot perceive in this game."""
         return frozenset(self._unperceived)
+
+    @property
+    def rules(self) -> RuleSet:
+        """The game's rules (this seat's own copy)."""
+        if self._rules is None:
+            assert self._rule_values is not None
+            self._rules = rules_from_values(self._rule_values)
+        return self._rules
+
+    @rules.setter
+    def rules(self, rules: RuleSet) -> None:
+        self._rules = rules
 
     @property
     def agents(self) -> tuple[str, ...]:

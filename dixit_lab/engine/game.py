@@ -15,7 +15,6 @@ their own process, models behind an HTTP endpoint, people at a web page and lear
 
 from __future__ import annotations
 
-import copy
 import operator
 from collections.abc import Generator, Sequence
 from typing import Any, Literal
@@ -190,9 +189,10 @@ class GameSteps:
             seat_names(n)
         if len(public) != n:
             raise ValueError(f"{len(public)} public names for {n} players")
+        values = rules.values()  # each seat's RuleSet is made from them when it reads it
         self._contexts = tuple(
-            GameContext(seat, n, copy.copy(rules), copy.copy(deck), public, bases[seat],
-                        firsts[seat]) for seat in range(n))
+            GameContext(seat, n, values, deck.__copy__(), public, bases[seat], firsts[seat])
+            for seat in range(n))
         self.display_base = np.uint64(display_base)
         self._points = point_tables(rules, n)
         # the listeners of each storyteller, in play order from the storyteller's left
