@@ -149,7 +149,7 @@ class GameContext:
     ) -> None:
         self.seat = seat
         self.n_players = n_players
-        # a tuple: the rules' values (RuleSet.values), this seat's RuleSet made when first
+        # a tuple: the rules' values (rules.rule_values), this seat's RuleSet made when first
         # read (most agents never read it: five copies were a twentieth of a random game)
         self._rules: RuleSet | None = None if isinstance(rules, tuple) else rules
         self._rule_values = rules if isinstance(rules, tuple) else None

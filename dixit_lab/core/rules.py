@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -19,26 +19,10 @@ import numpy as np
 
 from dixit_lab.errors import UserError
 
-__all__ = [
-    "DECK_EXHAUSTED_MODES",
-    "FIRST_STORYTELLER_MODES",
-    "PRESETS",
-    "IllegalAction",
-    "PointTables",
-    "RoundScore",
-    "RuleError",
-    "RuleSet",
-    "get_rules",
-    "max_round_points",
-    "point_tables",
-    "round_outcome",
-    "round_points",
-    "score_batch",
-    "score_round",
-    "search_points",
-    "table_points",
-    "vote_bonus",
-]
+__all__ = ["DECK_EXHAUSTED_MODES", "FIRST_STORYTELLER_MODES", "PRESETS", "IllegalAction",
+           "PointTables", "RoundScore", "RuleError", "RuleSet", "get_rules", "max_round_points",
+           "point_tables", "round_outcome", "round_points", "rule_values", "rules_from_values",
+           "score_batch", "score_round", "search_points", "table_points", "vote_bonus"]
 
 DeckExhausted = Literal["end_when_last_drawn", "end_when_cannot_refill", "reshuffle_discard",
                         "play_out_hands"]
@@ -120,14 +104,9 @@ class RuleSet:
             )
 
     def __copy__(self) -> RuleSet:
-        """Another rule set with the same fields (each seat's own copy, every game), set field
-        by field: ``copy.copy``'s default for a frozen dataclass with slots goes through the
-        pickling protocol, five times slower."""
-        return rules_from_values(self.values(), type(self))
-
-    def values(self) -> tuple[Any, ...]:
-        """Every field's value, in order (all immutable: ints, strings, None, booleans)."""
-        return _field_values(self)
+        """Another rule set with the same fields (``copy.copy``'s default for a frozen
+        dataclass with slots goes through the pickling protocol, five times slower)."""
+        return rules_from_values(rule_values(self), type(self))
 
     def options(self) -> dict[str, Any]:
         """All fields as a plain dict (for records and configs); an option added after the
@@ -141,13 +120,14 @@ class RuleSet:
 
 
 _FIELD_NAMES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(RuleSet))
-_field_values = operator.attrgetter(*_FIELD_NAMES)
-# the slots' own setters: a third faster than object.__setattr__, which looks each name up
+#: every field's value of a rule set, in order (all immutable: ints, strings, None, booleans)
+rule_values: Callable[[RuleSet], tuple[Any, ...]] = operator.attrgetter(*_FIELD_NAMES)
 _SETTERS = tuple(RuleSet.__dict__[name].__set__ for name in _FIELD_NAMES)
 
 
 def rules_from_values(values: tuple[Any, ...], kind: type[RuleSet] = RuleSet) -> RuleSet:
-    """A rule set of :meth:`RuleSet.values` (already checked: no ``__post_init__``)."""
+    """A rule set of :func:`rule_values` (already checked: no ``__post_init__``), set by the
+    slots' own setters (a third faster than ``object.__setattr__``)."""
     twin = object.__new__(kind)
     for setter, value in zip(_SETTERS, values, strict=True):
         setter(twin, value)
@@ -228,7 +208,6 @@ PRESETS: dict[str, dict[str, Any]] = {
                               vote_bonus_points=0, own_card_votes=True),
 }
 
-_FIELDS = tuple(f.name for f in dataclasses.fields(RuleSet))
 _LATER_OPTIONS: dict[str, Any] = {"all_found_points": None, "fixed_hands": False,
                                    "vote_bonus_points": 1, "own_card_votes": False}
 
@@ -245,11 +224,11 @@ def get_rules(name: str = "classic", **overrides: Any) -> RuleSet:
     if name not in PRESETS:
         raise RuleError(f"unknown rule preset {name!r}{did_you_mean(name, PRESETS)}; "
                         f"available presets: {', '.join(sorted(PRESETS))}")
-    unknown = sorted(set(overrides) - set(_FIELDS))
+    unknown = sorted(set(overrides) - set(_FIELD_NAMES))
     if unknown:
         raise RuleError(f"unknown rule option(s) {', '.join(map(repr, unknown))}"
-                        f"{did_you_mean(unknown[0], _FIELDS)}; "
-                        f"allowed options: {', '.join(f for f in _FIELDS if f != 'name')}")
+                        f"{did_you_mean(unknown[0], _FIELD_NAMES)}; "
+                        f"allowed options: {', '.join(f for f in _FIELD_NAMES if f != 'name')}")
     fields: dict[str, Any] = {"name": name, **PRESETS[name], **overrides}
     return RuleSet(**fields)
 

@@ -33,7 +33,13 @@ from dixit_lab.core.agent import (
     seat_names,
 )
 from dixit_lab.core.cards import Deck
-from dixit_lab.core.rules import IllegalAction, RuleSet, point_tables, table_points
+from dixit_lab.core.rules import (
+    IllegalAction,
+    RuleSet,
+    point_tables,
+    rule_values,
+    table_points,
+)
 from dixit_lab.core.seeding import (
     GameSeed,
     Streams,
@@ -189,7 +195,7 @@ class GameSteps:
             seat_names(n)
         if len(public) != n:
             raise ValueError(f"{len(public)} public names for {n} players")
-        values = rules.values()  # each seat's RuleSet is made from them when it reads it
+        values = rule_values(rules)  # each seat's RuleSet, made when the seat reads it
         self._contexts = tuple(
             GameContext(seat, n, values, deck.__copy__(), public, bases[seat], firsts[seat])
             for seat in range(n))
