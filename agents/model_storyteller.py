@@ -206,6 +206,22 @@ class NearBest:
                                                      - order.astype(np.uint64))
         self.prefix = np.maximum.accumulate(keys, axis=1)
 
+    def keys_by_best_card(self) -> np.ndarray:
+        """The (cards, cards) table of :meth:`tell`'s lookups, for the compiled kernel: at row
+        ``t``, column ``c``, the running best key of card ``c`` among its clues within
+        ``tolerance`` of card ``t``'s best score (0: none), which is what :meth:`tell` finds
+        for card ``c`` of a hand whose best card is ``t``. ``cards² × 8`` bytes: smaller
+        than :attr:`ascending` and :attr:`prefix` together while there are fewer cards
+        than 1.5 × the clues."""
+        cards, n_clues = self.ascending.shape
+        thresholds = self.card_best - self.tolerance  # float32, as in tell
+        table = np.zeros((cards, cards), dtype=np.uint64)
+        for card in range(cards):
+            near = n_clues - np.searchsorted(self.ascending[card], thresholds, side="left")
+            found = near > 0
+            table[found, card] = self.prefix[card, near[found] - 1]
+        return table
+
     def tell(self, hands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(R, h) hands -> the (R,) cards and clue rows told."""
         threshold = self.card_best[hands].max(axis=1) - self.tolerance   # float32, as scores

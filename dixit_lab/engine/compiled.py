@@ -354,18 +354,19 @@ def _same_but_tell_table(one: KernelPolicy, other: KernelPolicy) -> bool:
 
 def _pack(policies: list[KernelPolicy], near_by_round: list[list[Any]]
           ) -> tuple[np.ndarray, ...]:
-    """(pol, temps, tols, tabs, vecs, ivecs, cdfs, ascs, prefixes, nbest, words,
-    near_rows): the arguments of ``kernel.play_games`` that describe the policies."""
+    """(pol, temps, tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows): the
+    arguments of ``kernel.play_games`` that describe the policies (``near_keys``: each
+    ``NearBest``'s ``keys_by_best_card``, which its tell looks up)."""
     from dixit_lab.engine import kernel
 
     tabs, vecs = _Stack(np.float64, (1, 1, 1)), _Stack(np.float64, (1, 1))
     ivecs, cdfs = _Stack(np.int64, (1, 1)), _Stack(np.float64, (1, 1, 1))
-    ascs, prefixes = _Stack(np.float32, (1, 1, 1)), _Stack(np.uint64, (1, 1, 1))
-    nbest = _Stack(np.float32, (1, 1))
+    near_row: dict[int, int] = {}  # id(NearBest) -> its row (alive: the caller holds them)
+    near_keys: list[np.ndarray] = []
+    nbest: list[np.ndarray] = []
     word_lists: list[np.ndarray] = []
     pol = np.full((len(policies), kernel.COLUMNS), -1, dtype=np.int64)
     temps = np.ones(len(policies), dtype=np.float64)
-    tols = np.zeros(len(policies), dtype=np.float32)
     near_rows = np.full((len(policies), max(len(r) for r in near_by_round)), -1, np.int64)
     for p, policy in enumerate(policies):
         row = pol[p]
@@ -383,12 +384,11 @@ def _pack(policies: list[KernelPolicy], near_by_round: list[list[Any]]
         for r, near in enumerate(near_by_round[p]):
             if near is None:
                 continue
-            # one NearBest: the same row of its three stacks
-            near_rows[p, r] = nbest.add(near.card_best)
-            if ascs.add(near.ascending) != near_rows[p, r] or \
-                    prefixes.add(near.prefix) != near_rows[p, r]:
-                raise ValueError("a NearBest shares its arrays with another")
-            tols[p] = near.tolerance
+            if id(near) not in near_row:  # one NearBest: one row of nbest and near_keys
+                near_row[id(near)] = len(near_keys)
+                near_keys.append(near.keys_by_best_card())
+                nbest.append(near.card_best)
+            near_rows[p, r] = near_row[id(near)]
         near_rows[p, len(near_by_round[p]):] = near_rows[p, len(near_by_round[p]) - 1]
         if policy.words is not None:
             row[kernel.WORDS], row[kernel.WORD_COUNT] = len(word_lists), len(policy.words)
@@ -397,5 +397,8 @@ def _pack(policies: list[KernelPolicy], near_by_round: list[list[Any]]
     words = np.zeros((max(1, len(word_lists)), width), dtype=np.int64)
     for index, listed in enumerate(word_lists):
         words[index, :len(listed)] = listed
-    return (pol, temps, tols, tabs.stacked(), vecs.stacked(), ivecs.stacked(), cdfs.stacked(),
-            ascs.stacked(), prefixes.stacked(), nbest.stacked(), words, near_rows)
+    if not near_keys:
+        near_keys, nbest = [np.zeros((1, 1), np.uint64)], [np.zeros(1, np.float32)]
+    return (pol, temps, tabs.stacked(), vecs.stacked(), ivecs.stacked(), cdfs.stacked(),
+            np.ascontiguousarray(np.stack(near_keys)),
+            np.ascontiguousarray(np.stack(nbest), dtype=np.float32), words, near_rows)

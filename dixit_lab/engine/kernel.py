@@ -202,22 +202,9 @@ def _search_right(stack, a, b, target):  # type: ignore[no-untyped-def]
 
 
 @_helper
-def _search_left(stack, a, b, target):  # type: ignore[no-untyped-def]
-    """``searchsorted(stack[a, b], target, side="left")``."""
-    low, high = 0, stack.shape[2]
-    while low < high:
-        middle = (low + high) // 2
-        if stack[a, b, middle] < target:
-            low = middle + 1
-        else:
-            high = middle
-    return low
-
-
-@_helper
-def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, tols, vecs, ivecs, cdfs,
-          ascs, prefixes, nbest, words, near_rows, index, values, allowed,
-          keys):  # type: ignore[no-untyped-def]
+def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, vecs, ivecs, cdfs,
+          near_keys, nbest, words, near_rows, index, values,
+          allowed):  # type: ignore[no-untyped-def]
     """(card, clue row) of the storyteller's rule in round ``index``, for the ``size`` cards
     of ``hands[seat]`` (``near_rows[p, r]``: the row of the ``NearBest`` stacks of round
     ``r``, the last column for every later round)."""
@@ -242,23 +229,18 @@ def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, tols, vecs, i
         target = _draw(bases, counters, seat) * vecs[pol[p, CLUE_TOTAL], card]
         clue = _search_right(cdfs, pol[p, CDF], card, target)
         return card, min(clue, pol[p, LAST_CLUE])
-    # _TELL_NEAR_BEST: NearBest.tell
+    # _TELL_NEAR_BEST: NearBest.tell, on its keys_by_best_card table
     near = near_rows[p, min(index, near_rows.shape[1] - 1)]
-    best = nbest[near, hands[seat, 0]]
+    top_card = hands[seat, 0]
     for i in range(1, size):
-        if nbest[near, hands[seat, i]] > best:
-            best = nbest[near, hands[seat, i]]
-    threshold = best - tols[p]  # float32, as the scores
-    n_clues = ascs.shape[2]
+        if nbest[near, hands[seat, i]] > nbest[near, top_card]:
+            top_card = hands[seat, i]
     position, top = 0, np.uint64(0)
     for i in range(size):
-        card = hands[seat, i]
-        count = n_clues - _search_left(ascs, near, card, threshold)
-        keys[i] = prefixes[near, card, count - 1] if count > 0 else np.uint64(0)
-        high = keys[i] >> _S32
+        high = near_keys[near, top_card, hands[seat, i]] >> _S32
         if i == 0 or high > top:
             position, top = i, high
-    clue = np.int64(_LOW32 - (keys[position] & _LOW32))
+    clue = np.int64(_LOW32 - (near_keys[near, top_card, hands[seat, position]] & _LOW32))
     return hands[seat, position], clue
 
 
@@ -361,8 +343,8 @@ def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule
 
 
 @njit(cache=True)
-def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, temps, tols,
-               tabs, vecs, ivecs, cdfs, ascs, prefixes, nbest, words, near_rows, start, stop,
+def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, temps,
+               tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows, start, stop,
                round_start, end_round, end_reason, final, r_teller, r_clue, r_card,
                r_display, r_owner, r_votes, r_points, r_scores, r_hand
                ):  # type: ignore[no-untyped-def]
@@ -428,9 +410,8 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
                 r_hand[row, i] = hands[teller, i]
             p = seating[g, teller]
             card, clue = _tell(pol[p, TELL], p, hands, teller, lengths[teller], bases,
-                               counters, pol, temps, tols, vecs, ivecs, cdfs, ascs,
-                               prefixes, nbest, words, near_rows, index, values, allowed,
-                               sort_keys)
+                               counters, pol, temps, vecs, ivecs, cdfs, near_keys, nbest,
+                               words, near_rows, index, values, allowed)
             _remove(hands, lengths, teller, card)
             table[0], owners[0] = card, teller
             column = 1

@@ -79,8 +79,8 @@ class KernelPolicy:
     clue_total: np.ndarray | None = None
     #: the clue rows of ``TELL_RANDOM``'s words
     words: np.ndarray | None = None
-    #: ``TELL_NEAR_BEST``: a ``NearBest`` (``card_best``, ``ascending``, ``prefix``,
-    #: ``tolerance``, ``n_clues``)
+    #: ``TELL_NEAR_BEST``: a ``NearBest`` (the kernel reads its ``card_best`` and its
+    #: ``keys_by_best_card()``)
     near_best: Any = None
 
 

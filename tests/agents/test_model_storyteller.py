@@ -37,6 +37,26 @@ def test_the_index_chooses_what_the_pair_search_chooses(seed, tolerance):
         assert (int(card), int(clue)) == (int(hand[row]), expected_clue)
 
 
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("tolerance", [0.0, 0.01, 0.15, 1.0])
+def test_the_compiled_kernels_lookup_table_gives_what_tell_finds(seed, tolerance):
+    """keys_by_best_card[t, c]: the key tell finds for card c when t is the hand's best card;
+    the kernel's tell (the best key's clue, first card on ties) read from it is tell's."""
+    scores, similarity = _tables(seed)
+    index = NearBest(scores, similarity, tolerance)
+    table = index.keys_by_best_card()
+    assert table.shape == (scores.shape[0], scores.shape[0]) and table.dtype == np.uint64
+    rng = np.random.default_rng(200 + seed)
+    hands = np.stack([rng.choice(scores.shape[0], size=6, replace=False) for _ in range(300)])
+    cards, clues = index.tell(hands)
+    low = np.uint64(0xFFFFFFFF)
+    for hand, card, clue in zip(hands, cards, clues, strict=True):
+        best_card = hand[int(np.argmax(index.card_best[hand]))]
+        keys = table[best_card, hand]
+        position = int(np.argmax(keys >> np.uint64(32)))
+        assert (int(hand[position]), int(low - (keys[position] & low))) == (int(card), int(clue))
+
+
 def test_ties_go_to_the_first_card_of_the_hand_then_the_lowest_clue():
     scores = np.ones((3, 4), dtype=np.float32)
     similarity = np.array([[0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]], dtype=np.float32)
