@@ -63,9 +63,12 @@ class RandomAgent(Agent):
 
     def vote(self, view: VoteView) -> int:
         own = view.own_positions
-        among = [i for i in range(len(view.display)) if i not in own]
-        count = len(among)
-        return among[min(int(self._next() * count), count - 1)]
+        count = len(view.display) - len(own)
+        vote = min(int(self._next() * count), count - 1)  # the vote-th position not own
+        for position in own if len(own) < 2 else sorted(own):
+            if position <= vote:
+                vote += 1
+        return vote
 
     def batch_policy(self) -> RandomPolicy:
         """The same decisions over many games at once (dixit_lab.engine.batched)."""

@@ -213,6 +213,7 @@ class GameSteps:
         self._steps: Generator[Any, Any, GameRecord] | None = None
         self._hands: list[list[int]] = []
         self._dealt: list[list[int]] = []
+        self._refill_order: list[list[list[int]]] = []
 
     # -- the stepping interface -------------------------------------------------------------
 
@@ -307,6 +308,9 @@ class GameSteps:
                                for s in range(n)]
         pile = order[n * self.hand_size:]
         self._dealt = [list(hand) for hand in hands]  # what fixed_hands restores every round
+        # the hands in drawing order after each storyteller's round: from its left
+        self._refill_order = [[hands[(teller + offset) % n] for offset in range(1, n + 1)]
+                              for teller in range(n)]
         pile.reverse()  # draw with pop() from the end: the next card is order[n*h + k]
         discard: list[int] = []
         if rules.first_storyteller == "seat0":
@@ -377,10 +381,13 @@ class GameSteps:
                 pile[:] = [combined[i] for i in permutation(base, len(combined)).tolist()]
                 if len(pile) < need:
                     return True
-        for offset in range(1, n + 1):
-            hand = hands[(storyteller + offset) % n]
-            while len(hand) < size and pile:
-                hand.append(pile.pop())
+        for hand in self._refill_order[storyteller]:
+            if len(hand) < size:
+                if len(hand) == size - 1 and pile:  # the common case: one card to draw
+                    hand.append(pile.pop())
+                    continue
+                while len(hand) < size and pile:
+                    hand.append(pile.pop())
         if mode == "end_when_last_drawn":
             return not pile
         if mode == "play_out_hands" and not pile:
