@@ -444,9 +444,8 @@ class GameSteps:
                 table.append(card)
                 owners.append(seat)
 
-        order = self._next_permutation()
-        display = tuple([table[i] for i in order])
-        card_owner = tuple([owners[i] for i in order])
+        in_order = operator.itemgetter(*self._next_permutation())  # >= 3 cards: a tuple
+        display, card_owner = in_order(table), in_order(owners)
 
         k = len(display)
         positions: list[list[int]] = [[] for _ in range(n)]
