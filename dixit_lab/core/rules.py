@@ -412,22 +412,22 @@ def round_points(rules: RuleSet, storyteller: int, card_owner: Sequence[int],
 def table_points(tables: PointTables, storyteller: int, card_owner: Sequence[int],
                  votes: Sequence[int | None]) -> tuple[int, ...]:
     """:func:`round_points` from the table's :func:`point_tables`."""
-    n = len(votes)
-    received = [0] * n
-    found = [False] * n
-    finders = 0
+    received = [0] * len(votes)
+    finders = []
     for seat, index in enumerate(votes):
         if index is None:
             continue
         owner = card_owner[index]
         if owner == storyteller:
-            found[seat] = True
-            finders += 1
+            finders.append(seat)
         elif owner != seat:  # a vote on one's own card (own_card_votes) earns nothing
             received[owner] += 1
-    hit, miss, bonus = tables.finder[finders], tables.missed[finders], tables.bonus
-    points = [(hit if found[seat] else miss) + bonus[received[seat]] for seat in range(n)]
-    points[storyteller] = tables.storyteller[finders]
+    found = len(finders)
+    hit, miss, bonus = tables.finder[found], tables.missed[found], tables.bonus
+    points = [miss + bonus[count] for count in received]
+    for seat in finders:
+        points[seat] = hit + bonus[received[seat]]
+    points[storyteller] = tables.storyteller[found]
     return tuple(points)
 
 

@@ -472,8 +472,7 @@ class GameSteps:
             votes[seat] = operator.index(vote)
 
         points = table_points(self._points, storyteller, card_owner, votes)
-        for seat in range(n):
-            scores[seat] += points[seat]
+        scores[:] = map(operator.add, scores, points)
         faults: tuple[Fault, ...] = ()
         if self.faults:
             faults, self.faults = tuple(self.faults), []
