@@ -175,9 +175,22 @@ def game_keys(experiment_seed: int, deals: np.ndarray) -> np.ndarray | None:
 
 def _mix(x: np.ndarray) -> np.ndarray:
     """The SplitMix64 finaliser (bijective on 64-bit words)."""
-    x = (x ^ (x >> _S30)) * _M1
-    x = (x ^ (x >> _S27)) * _M2
-    return x ^ (x >> _S31)
+    if isinstance(x, np.ndarray) and x.ndim:
+        return _mix_in_place(np.array(x, dtype=np.uint64))
+    return _mix_in_place(np.array(x, dtype=np.uint64, ndmin=1))[0]  # type: ignore[no-any-return]
+
+
+def _mix_in_place(x: np.ndarray) -> np.ndarray:
+    """:func:`_mix` of a uint64 array, written into it (no temporary array a step)."""
+    t = x >> _S30
+    x ^= t
+    x *= _M1
+    np.right_shift(x, _S27, out=t)
+    x ^= t
+    x *= _M2
+    np.right_shift(x, _S31, out=t)
+    x ^= t
+    return x
 
 
 _MASK = (1 << 64) - 1
@@ -289,7 +302,7 @@ class CounterStream:
         return uniforms(self._base, np.arange(offset, offset + count, dtype=np.uint64))
 
 
-_FIRST: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+_FIRST: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}  # first_numbers' layouts
 
 
 def first_numbers(bases: Sequence[int], counts: tuple[int, ...]) -> np.ndarray:
@@ -297,12 +310,18 @@ def first_numbers(bases: Sequence[int], counts: tuple[int, ...]) -> np.ndarray:
     after another in one array: ``uniforms`` of them all in one NumPy call (a game's deal, its
     display orders and every seat's first block cost one call, not one each)."""
     layout = _FIRST.get(counts)
-    if layout is None:
-        layout = _FIRST[counts] = (
-            np.repeat(np.arange(len(counts)), counts),
-            np.concatenate([np.arange(count, dtype=np.uint64) for count in counts]))
-    which, counters = layout
-    return uniforms(np.array(bases, dtype=np.uint64)[which], counters)
+    if layout is None:  # which stream each number is of, and its counter's step
+        counters = np.concatenate([np.arange(count, dtype=np.uint64) for count in counts])
+        layout = _FIRST[counts] = (np.repeat(np.arange(len(counts)), counts),
+                                   (counters + np.uint64(1)) * _GOLDEN)
+    which, steps = layout
+    x = np.array(bases, dtype=np.uint64)[which]  # uniforms(bases, counters), in place
+    x += steps
+    x = _mix_in_place(x)
+    x >>= _S11
+    out = x.astype(np.float64)
+    out *= _TO_UNIT
+    return out
 
 
 def stream(seed: GameSeed, *key: int) -> np.random.Generator:

@@ -13,6 +13,7 @@ from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import (
     CounterStream,
     Streams,
+    first_numbers,
     game_key,
     game_seed,
     permutation,
@@ -64,6 +65,19 @@ def test_a_number_depends_only_on_its_counter():
     for g, k in enumerate(keys):
         assert np.array_equal(batch[g], uniforms(stream_base(*k, Streams.DEAL),
                                                  np.arange(84, dtype=np.uint64)))
+
+
+def test_first_numbers_are_each_streams_first_uniforms():
+    """The engine's one call for a game's first numbers (written in place) gives each
+    stream's uniforms, bit for bit, whatever the bases (the top bit set too)."""
+    bases = [0, 1, 2**63 + 5, 2**64 - 1, *seat_bases(game_key(11), 6)]
+    counts = (84, 80, 1, 0, 32, 32, 7, 32, 3, 32)
+    for _ in range(2):  # the layout made, then reused
+        numbers = first_numbers(bases, counts)
+        assert numbers.dtype == np.float64 and len(numbers) == sum(counts)
+        assert np.array_equal(numbers, np.concatenate([
+            uniforms(np.uint64(base), np.arange(count, dtype=np.uint64))
+            for base, count in zip(bases, counts, strict=True)]))
 
 
 def test_uniforms_look_uniform_and_permutations_are_permutations():
