@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["blake2b_words"]
+__all__ = ["G_COLUMNS", "IV", "SIGMA", "blake2b_words"]
 
-_IV = (0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
-       0x510E527FADE682D1, 0x9B05688C2B3E6C1F, 0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179)
-_SIGMA = (
+#: BLAKE2b's initial words, message schedule and the state columns each G mixes (RFC 7693)
+IV = (0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
+      0x510E527FADE682D1, 0x9B05688C2B3E6C1F, 0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179)
+SIGMA = (
     (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
     (14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3),
     (11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4),
@@ -29,8 +30,8 @@ _SIGMA = (
     (10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0),
 )
 _MASK = (1 << 64) - 1
-_G_COLUMNS = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
-              (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
+G_COLUMNS = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
+             (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
 
 
 def _rotr(x: np.ndarray, bits: int) -> np.ndarray:
@@ -48,16 +49,16 @@ def blake2b_words(message: list[np.ndarray | int], length: int, digest_words: in
     words = [np.broadcast_to(np.asarray(w, dtype=np.uint64), (size,)) for w in message]
     words += [np.zeros(size, dtype=np.uint64)] * (16 - len(words))
     padded = person.ljust(16, b"\0")
-    h = list(_IV)
+    h = list(IV)
     h[0] ^= 0x01010000 ^ (digest_words * 8)
     h[6] ^= int.from_bytes(padded[:8], "little")
     h[7] ^= int.from_bytes(padded[8:], "little")
-    v = [np.full(size, value, dtype=np.uint64) for value in (*h, *_IV)]
+    v = [np.full(size, value, dtype=np.uint64) for value in (*h, *IV)]
     v[12] ^= np.uint64(length)
     v[14] ^= np.uint64(_MASK)  # the last block
     for round_index in range(12):
-        sigma = _SIGMA[round_index % 10]
-        for column, (a, b, c, d) in enumerate(_G_COLUMNS):
+        sigma = SIGMA[round_index % 10]
+        for column, (a, b, c, d) in enumerate(G_COLUMNS):
             x, y = words[sigma[2 * column]], words[sigma[2 * column + 1]]
             v[a] = v[a] + v[b] + x
             v[d] = _rotr(v[d] ^ v[a], 32)

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "SEATS_PER_HASH",
+    "SEAT_PERSON",
     "CounterStream",
     "GameSeed",
     "Streams",
@@ -232,8 +234,10 @@ def uniforms(base: np.ndarray | np.uint64, counters: np.ndarray | int) -> np.nda
     return (x >> _S11).astype(np.float64) * _TO_UNIT
 
 
-_SEAT_PERSON = b"dixit_lab.seats"  # BLAKE2b personalisation: these hashes serve nothing else
-_SEATS_PER_HASH = 8                 # a 64-byte digest holds eight 64-bit bases
+#: the seat bases' BLAKE2b personalisation (these hashes serve nothing else), and the bases
+#: one hash gives (a 64-byte digest holds eight 64-bit words)
+SEAT_PERSON = b"dixit_lab.seats"
+SEATS_PER_HASH = 8
 
 
 def seat_bases(key: tuple[int, int], n_players: int) -> list[int]:
@@ -242,10 +246,10 @@ def seat_bases(key: tuple[int, int], n_players: int) -> list[int]:
     seat's base."""
     material = key[0].to_bytes(8, "little") + key[1].to_bytes(8, "little")
     bases: list[int] = []
-    for first in range(0, n_players, _SEATS_PER_HASH):
-        count = min(_SEATS_PER_HASH, n_players - first)
+    for first in range(0, n_players, SEATS_PER_HASH):
+        count = min(SEATS_PER_HASH, n_players - first)
         digest = hashlib.blake2b(material + first.to_bytes(4, "little"), digest_size=8 * count,
-                                 person=_SEAT_PERSON).digest()
+                                 person=SEAT_PERSON).digest()
         bases.extend(int.from_bytes(digest[8 * i:8 * i + 8], "little") for i in range(count))
     return bases
 
@@ -257,9 +261,9 @@ def seat_bases_many(keys: np.ndarray, n_players: int) -> np.ndarray:
 
     keys = np.asarray(keys, dtype=np.uint64).reshape(-1, 2)
     out = np.empty((keys.shape[0], n_players), dtype=np.uint64)
-    for first in range(0, n_players, _SEATS_PER_HASH):
-        count = min(_SEATS_PER_HASH, n_players - first)
-        words = blake2b_words([keys[:, 0], keys[:, 1], first], 20, count, _SEAT_PERSON)
+    for first in range(0, n_players, SEATS_PER_HASH):
+        count = min(SEATS_PER_HASH, n_players - first)
+        words = blake2b_words([keys[:, 0], keys[:, 1], first], 20, count, SEAT_PERSON)
         for i, word in enumerate(words):
             out[:, first + i] = word
     return out

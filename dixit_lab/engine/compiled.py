@@ -31,7 +31,6 @@ import numpy as np
 from dixit_lab.core.agent import Agent
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import DECK_EXHAUSTED_MODES, RuleSet, search_points, vote_bonus
-from dixit_lab.core.seeding import seat_bases_many
 from dixit_lab.engine.batch_output import columns, json_lines
 from dixit_lab.engine.batched import (
     Tables,
@@ -199,6 +198,7 @@ class FlatRounds:
 def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray) -> FlatRounds:
     """Play the games of game keys ``keys`` ((B, 2) uint64) at ``table`` on the kernel."""
     from dixit_lab.engine.kernel import play_games
+    from dixit_lab.engine.kernel_bases import seat_bases
 
     shape = table.shape
     n, b = shape.n, keys.shape[0]
@@ -213,7 +213,7 @@ def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray) -> FlatRounds:
     search = np.array(search_points(rules, n), dtype=np.int64)
     bonus = np.array([vote_bonus(rules, votes) for votes in range(n)], dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    bases = np.ascontiguousarray(seat_bases_many(keys, n))
+    bases = seat_bases(keys, n)
     seating = np.ascontiguousarray(table.seating, dtype=np.int64)
     round_start = np.zeros(b + 1, dtype=np.int64)
     end_round = np.empty(b, dtype=np.int64)
