@@ -7,9 +7,10 @@ seat's decisions by the rules of :mod:`dixit_lab.policy.kernel` (the built-in po
 decisions, the same float operations and tie-breaking as :mod:`dixit_lab.policy.backends`). It
 writes every round into flat arrays that :mod:`dixit_lab.engine.compiled` turns into records.
 
-Every compiled function lives in this one file, on purpose: Numba's on-disk cache
-(``cache=True``) is invalidated by a change of the file that defines a function, not of the
-files it calls.
+Every compiled function the kernel calls lives in this one file, on purpose: Numba's on-disk
+cache (``cache=True``) is invalidated by a change of the file that defines a function, not of
+the files it calls. (The seats' stream bases, computed before the kernel is called, are
+compiled in :mod:`dixit_lab.engine.kernel_bases`.)
 
 **Why the helpers are ``_nrt=False``**: Numba counts references to every array a compiled
 function receives or slices, with an atomic add and subtract each time. With a dozen arrays
@@ -164,25 +165,25 @@ def _first_max(values, count, allowed):  # type: ignore[no-untyped-def]
 @_helper
 def _categorical(values, count, temperature, u, allowed):  # type: ignore[no-untyped-def]
     """``categorical_small`` over the allowed entries: the first whose left-to-right
-    cumulative weight exp((v - top) / T) exceeds ``u * total``, else the last allowed. Each
-    weight is computed once, into the second half of ``values`` (the same numbers as
-    computing it twice: the one exp a weight was half of a softmax game)."""
-    top = -np.inf
+    cumulative weight exp((v - top) / T) exceeds ``u * total``, else the last allowed. The
+    running totals are kept in the second half of ``values`` (the same additions as summing
+    twice), and the first top's weight is 1.0 without a call (``exp(0) == 1`` exactly, C's
+    Annex F: a fifth of a softmax game's exps, 4 % of its time)."""
+    top, at = -np.inf, -1
     for i in range(count):
         if allowed[i] and values[i] > top:
-            top = values[i]
-    weights = values.shape[0] // 2
+            top, at = values[i], i
+    totals = values.shape[0] // 2
     total = 0.0
     for i in range(count):
         if allowed[i]:
-            values[weights + i] = math.exp((values[i] - top) / temperature)
-            total += values[weights + i]
+            total += 1.0 if i == at else math.exp((values[i] - top) / temperature)
+        values[totals + i] = total
     threshold = u * total
-    cumulative, last = 0.0, -1
+    last = -1
     for i in range(count):
         if allowed[i]:
-            cumulative += values[weights + i]
-            if threshold < cumulative:
+            if threshold < values[totals + i]:
                 return i
             last = i
     return last
@@ -377,7 +378,7 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
     votes = np.empty(n, dtype=np.int64)
     received = np.zeros(n, dtype=np.int64)
     chosen = np.empty(per, dtype=np.int64)
-    values = np.empty(2 * max(h, k), dtype=np.float64)  # and _categorical's weights
+    values = np.empty(2 * max(h, k), dtype=np.float64)  # and _categorical's running totals
     allowed = np.empty(max(h, k), dtype=np.bool_)
     combined = np.empty(size, dtype=np.int64)
     bases = np.empty(n, dtype=np.uint64)
