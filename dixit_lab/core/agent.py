@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
@@ -176,6 +176,12 @@ class GameContext:
     def unperceived_clues(self) -> frozenset[str]:
         """Every clue this seat said it cannot perceive in this game."""
         return frozenset(self._unperceived)
+
+    @property
+    def unperceived_now(self) -> Set[str]:
+        """:meth:`unperceived_clues` without the copy: the live set, read-only (the engine
+        asks every round whether any seat has said anything)."""
+        return self._unperceived
 
     @property
     def rules(self) -> RuleSet:

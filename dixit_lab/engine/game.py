@@ -320,6 +320,7 @@ class GameSteps:
             storyteller = min(int(float(draw[0]) * n), n - 1)
         scores = [0] * n
         perceived = [context.perceived for context in self._contexts]
+        said = [context.unperceived_now for context in self._contexts]  # ask only if any
         rounds: list[RoundRecord] = []
         history: tuple[PublicRound, ...] = ()
         end_reason: EndReason = "max_rounds"
@@ -334,9 +335,10 @@ class GameSteps:
             if self.faults:  # faults of the agents' ``observe`` of this round
                 record = record.with_faults(tuple(self.faults))
             self.faults = []
-            unheard = tuple([seat for seat in range(n) if seat != storyteller
-                             and not perceived[seat](record.clue)])
-            if unheard:  # seats that could not perceive the clue (counted in agents.csv)
+            if any(said) and (unheard := tuple([
+                    seat for seat in range(n)
+                    if seat != storyteller and not perceived[seat](record.clue)])):
+                # seats that could not perceive the clue (counted in agents.csv)
                 record = record.with_unperceived(unheard)
             rounds.append(record)
             discard.extend(record.display)
