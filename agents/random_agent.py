@@ -51,20 +51,25 @@ class RandomAgent(Agent):
     def tell(self, view: TellView) -> Clue:
         hand, draw = view.hand, self._next
         count = len(hand)
-        card = hand[min(int(draw() * count), count - 1)]
-        return Clue(card, WORDS[min(int(draw() * _WORD_COUNT), _WORD_COUNT - 1)])
+        index = int(draw() * count)  # min(floor(u * n), n - 1), without the call
+        word = int(draw() * _WORD_COUNT)
+        return Clue(hand[index if index < count else count - 1],
+                    WORDS[word if word < _WORD_COUNT else _WORD_COUNT - 1])
 
     def submit(self, view: SubmitView) -> list[int]:
         if view.n_cards != 1:
             return _ONE.submit(view.hand, view.clue, view.n_cards, self._draws)
         hand = view.hand
         count = len(hand)
-        return [hand[min(int(self._next() * count), count - 1)]]
+        index = int(self._next() * count)
+        return [hand[index if index < count else count - 1]]
 
     def vote(self, view: VoteView) -> int:
         own = view.own_positions
         count = len(view.display) - len(own)
-        vote = min(int(self._next() * count), count - 1)  # the vote-th position not own
+        vote = int(self._next() * count)  # the vote-th position not own
+        if vote == count:
+            vote -= 1
         for position in own if len(own) < 2 else sorted(own):
             if position <= vote:
                 vote += 1
