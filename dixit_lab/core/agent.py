@@ -8,6 +8,7 @@ before the round is revealed.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Set
@@ -104,6 +105,7 @@ class VoteView(NamedTuple):
     history: tuple[PublicRound, ...]
 
 
+@functools.cache
 def seat_names(n_players: int) -> tuple[str, ...]:
     """The public names of a table whose players have none: ``seat 0``, ``seat 1`` ..."""
     return tuple(f"seat {seat}" for seat in range(n_players))
@@ -125,13 +127,14 @@ class GameContext:
 
     __slots__ = (
         "_base",
+        "_deck",
+        "_deck_source",
         "_first",
         "_rng",
         "_rule_values",
         "_rules",
         "_uniforms",
         "_unperceived",
-        "deck",
         "n_players",
         "players",
         "seat",
@@ -153,7 +156,9 @@ class GameContext:
         # read (most agents never read it: five copies were a twentieth of a random game)
         self._rules: RuleSet | None = None if isinstance(rules, tuple) else rules
         self._rule_values = rules if isinstance(rules, tuple) else None
-        self.deck = deck
+        # the deck is copied when first read too (an agent that never reads it costs none)
+        self._deck_source = deck
+        self._deck: Deck | None = None
         self.players = tuple(players) if players is not None else seat_names(n_players)
         self._base = int(stream_base)
         self._first = first_block
@@ -182,6 +187,13 @@ class GameContext:
         """:meth:`unperceived_clues` without the copy: the live set, read-only (the engine
         asks every round whether any seat has said anything)."""
         return self._unperceived
+
+    @property
+    def deck(self) -> Deck:
+        """The deck (this seat's own copy)."""
+        if self._deck is None:
+            self._deck = self._deck_source.__copy__()
+        return self._deck
 
     @property
     def rules(self) -> RuleSet:

@@ -394,6 +394,7 @@ class PointTables(NamedTuple):
 
 
 @functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)
 def point_tables(rules: RuleSet, n_players: int) -> PointTables:
     """The :class:`PointTables` of ``rules`` at ``n_players`` (the reference engine reads
     them once a game)."""

@@ -15,6 +15,7 @@ their own process, models behind an HTTP endpoint, people at a web page and lear
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Generator, Sequence
 from typing import Any, Literal
@@ -197,13 +198,11 @@ class GameSteps:
             raise ValueError(f"{len(public)} public names for {n} players")
         values = rule_values(rules)  # each seat's RuleSet, made when the seat reads it
         self._contexts = tuple(
-            GameContext(seat, n, values, deck.__copy__(), public, bases[seat], firsts[seat])
+            GameContext(seat, n, values, deck, public, bases[seat], firsts[seat])
             for seat in range(n))
         self.display_base = np.uint64(display_base)
         self._points = point_tables(rules, n)
-        # the listeners of each storyteller, in play order from the storyteller's left
-        self._listeners = [[(teller + offset) % n for offset in range(1, n)]
-                           for teller in range(n)]
+        self._listeners = _listeners(n)
         self.rounds_shown = 0
         self.reshuffles = 0
         self.round_index = 0
@@ -480,6 +479,12 @@ class GameSteps:
             faults, self.faults = tuple(self.faults), []
         return RoundRecord(storyteller, text, teller_card, display, card_owner, tuple(votes),
                            points, tuple(scores), faults, teller_view_hand)
+
+
+@functools.cache
+def _listeners(n: int) -> tuple[tuple[int, ...], ...]:
+    """The listeners of each storyteller, in play order from the storyteller's left."""
+    return tuple(tuple((teller + offset) % n for offset in range(1, n)) for teller in range(n))
 
 
 #: builds a view, a decision or a phase (named tuples) from a tuple of its fields in C,
