@@ -21,8 +21,9 @@ from dixit_lab.errors import UserError
 
 __all__ = ["DECK_EXHAUSTED_MODES", "FIRST_STORYTELLER_MODES", "PRESETS", "IllegalAction",
            "PointTables", "RoundScore", "RuleError", "RuleSet", "get_rules", "max_round_points",
-           "point_tables", "round_outcome", "round_points", "rule_values", "rules_from_values",
-           "score_batch", "score_round", "search_points", "table_points", "vote_bonus"]
+           "point_tables", "record_options", "round_outcome", "round_points", "rule_values",
+           "rules_from_values", "score_batch", "score_round", "search_points", "table_points",
+           "vote_bonus"]
 
 DeckExhausted = Literal["end_when_last_drawn", "end_when_cannot_refill", "reshuffle_discard",
                         "play_out_hands"]
@@ -117,6 +118,13 @@ class RuleSet:
             if options[field] == default:
                 del options[field]
         return options
+
+
+@functools.lru_cache(maxsize=256)
+def record_options(rules: RuleSet) -> dict[str, Any]:
+    """``rules.options()`` made once per rule set, for the records of the reference engine
+    (which share the dict: read it, do not change it)."""
+    return rules.options()
 
 
 _FIELD_NAMES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(RuleSet))

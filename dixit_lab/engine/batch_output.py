@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dixit_lab.core.rules import record_options
 from dixit_lab.core.seeding import seed_fields
-from dixit_lab.engine.game import _options
 from dixit_lab.records.batches import GameBatch
 from dixit_lab.records.format import (
     GAME_FIELDS,
@@ -82,7 +82,7 @@ def json_lines(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, 
                              for mask in range(1 << games.shape.n)], dtype=object)
     values = {"seed": np.array([str(e) for e, _ in seeds], dtype=object),
               "spawn_key": np.array([",".join(map(str, k)) for _, k in seeds], dtype=object),
-              "rules": dumps(rules.name), "rule_options": dumps(_options(rules)),
+              "rules": dumps(rules.name), "rule_options": dumps(record_options(rules)),
               "agents": agents, "deck": dumps(deck.name), "rounds": game_rounds,
               "final_scores": rows(games.scores), "winners": winner_lists[bits],
               "end_reason": _json_strings(games.end_reason, dumps)}
@@ -126,7 +126,7 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
     seat_names = np.asarray(list(names), dtype=object)[games.seating].ravel()
     players = [name for meta in metas for name in meta["players"]]
     clue_index = stacked("clue")
-    rule_text = json_text(_options(rules))
+    rule_text = json_text(record_options(rules))
     return GameBatch(
         n=n, record_index=np.asarray(indices, dtype=np.int64),
         game=np.array([meta["game"] for meta in metas], dtype=np.int64),

@@ -38,6 +38,7 @@ from dixit_lab.core.rules import (
     IllegalAction,
     RuleSet,
     point_tables,
+    record_options,
     rule_values,
     table_points,
 )
@@ -352,7 +353,7 @@ class GameSteps:
         return GameRecord(
             *seed_fields(self.seq),
             rules=rules.name,
-            rule_options=_options(rules),
+            rule_options=record_options(rules),
             agents=self.names,
             deck=self.deck_name,
             rounds=tuple(rounds),
@@ -490,14 +491,3 @@ def _listeners(n: int) -> tuple[tuple[int, ...], ...]:
 #: builds a view, a decision or a phase (named tuples) from a tuple of its fields in C,
 #: without the Python-level ``__new__`` of a named tuple: ~20 of them a round
 _new = tuple.__new__
-
-
-_OPTIONS: dict[RuleSet, dict[str, Any]] = {}
-
-
-def _options(rules: RuleSet) -> dict[str, Any]:
-    """``rules.options()``, computed once per rule set (records share the dict read-only)."""
-    options = _OPTIONS.get(rules)
-    if options is None:
-        options = _OPTIONS[rules] = rules.options()
-    return options
