@@ -106,9 +106,11 @@ def as_seed_sequence(seed: GameSeed) -> np.random.SeedSequence:
 
 
 def game_key(seed: GameSeed) -> tuple[int, int]:
-    """The 128-bit key of a game, as two 64-bit words."""
-    words = as_seed_sequence(seed).generate_state(2, np.uint64)
-    return int(words[0]), int(words[1])
+    """The 128-bit key of a game, as two 64-bit words: ``generate_state(2, np.uint64)``,
+    made from its four 32-bit words (little-endian pairs: the same numbers, without the
+    ``errstate`` NumPy wraps the 64-bit form in, a third of its time)."""
+    w = as_seed_sequence(seed).generate_state(4).tolist()
+    return w[0] | w[1] << 32, w[2] | w[3] << 32
 
 
 # -- numpy's SeedSequence, vectorised over spawn keys (for the batched engine) -------------------

@@ -27,6 +27,14 @@ from dixit_lab.core.seeding import (
 from dixit_lab.engine.game import play_game
 
 
+def test_a_game_key_is_numpys_two_64_bit_words_of_its_seed_sequence():
+    for seed, game in [(0, 0), (1, 5), (2**63 + 11, 2**40), (7, 123_456)]:
+        words = game_seed(seed, game).generate_state(2, np.uint64)
+        assert game_key(game_seed(seed, game)) == (int(words[0]), int(words[1]))
+    words = np.random.SeedSequence(99).generate_state(2, np.uint64)
+    assert game_key(99) == (int(words[0]), int(words[1]))
+
+
 def test_streams_are_reproducible_and_distinct():
     key = game_key(game_seed(1, 0))
     assert key == game_key(game_seed(1, 0)) != game_key(game_seed(1, 1))
