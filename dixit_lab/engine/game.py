@@ -59,7 +59,7 @@ from dixit_lab.core.seeding import (
 from dixit_lab.engine.answer_checks import submit_problem, tell_problem, vote_problem
 from dixit_lab.engine.decisions import Decision, Failure, Phase, agent_answer
 from dixit_lab.engine.decisions import raised_message as _raised
-from dixit_lab.records.format import EndReason, Fault, GameRecord, RoundRecord
+from dixit_lab.records.format import EndReason, Fault, GameRecord, RoundRecord, new_round
 from dixit_lab.text_rule import safe_message
 
 __all__ = [
@@ -478,8 +478,8 @@ class GameSteps:
         faults: tuple[Fault, ...] = ()
         if self.faults:
             faults, self.faults = tuple(self.faults), []
-        return RoundRecord(storyteller, text, teller_card, display, card_owner, tuple(votes),
-                           points, tuple(scores), faults, teller_view_hand)
+        return new_round(storyteller, text, teller_card, display, card_owner, tuple(votes),
+                         points, tuple(scores), faults, teller_view_hand)
 
 
 @functools.cache

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from dixit_lab.core.agent import make_agent
@@ -15,9 +17,11 @@ from dixit_lab.records.format import (
     GAME_OPTIONAL_FIELDS,
     ROUND_FIELDS,
     ROUND_OPTIONAL_FIELDS,
+    Fault,
     GameRecord,
     RoundRecord,
     game_json_keys,
+    new_round,
     read_jsonl,
     write_jsonl,
 )
@@ -118,3 +122,14 @@ def test_the_game_fields_have_one_home():
     text = "".join(opening + sample[kind] + closing for (_, kind), (opening, closing)
                    in zip(GAME_FIELDS, game_json_keys(), strict=True)) + "}"
     assert list(json.loads(text)) == names[:len(GAME_FIELDS)]
+
+
+def test_new_round_is_the_dataclasss_record() -> None:
+    fault = Fault(1, "random", "vote", "no", "illegal")
+    values = (2, "dream", 7, (7, 1, 9), (2, 0, 1), (None, 0, 2), (3, 0, 1), (5, 2, 1),
+              (fault,), (7, 8, 9, 10, 11, 12))
+    made = new_round(*values)
+    assert made == RoundRecord(*values) and hash(made) == hash(RoundRecord(*values))
+    assert made.unperceived == () and made.to_dict() == RoundRecord(*values).to_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.clue = "other"  # type: ignore[misc]
