@@ -301,47 +301,111 @@ class GameSteps:
 
     # -- the game ---------------------------------------------------------------------------
 
-    def _play(self) -> Generator[Any, Any, GameRecord]:
-        n, rules = self.n, self.rules
+    def _deal(self) -> tuple[list[list[int]], list[int], int]:
+        """The hands, the draw pile (drawn with ``pop()``) and the first storyteller."""
+        n, size = self.n, self.hand_size
         order: list[int] = self._deal_numbers.argsort(kind="stable").tolist()
-        hands = self._hands = [order[s * self.hand_size:(s + 1) * self.hand_size]
-                               for s in range(n)]
-        pile = order[n * self.hand_size:]
+        hands = self._hands = [order[s * size:(s + 1) * size] for s in range(n)]
         self._dealt = [list(hand) for hand in hands]  # what fixed_hands restores every round
         # the hands in drawing order after each storyteller's round: from its left
         self._refill_order = [[hands[(teller + offset) % n] for offset in range(1, n + 1)]
                               for teller in range(n)]
+        pile = order[n * size:]
         pile.reverse()  # draw with pop() from the end: the next card is order[n*h + k]
+        if self.rules.first_storyteller == "seat0":
+            return hands, pile, 0
+        draw = uniforms(stream_base(*self.key, Streams.FIRST_STORYTELLER), 0)
+        return hands, pile, min(int(float(draw[0]) * n), n - 1)
+
+    def _play(self) -> Generator[Any, Any, GameRecord]:
+        """The game: round after round, each its three phases and its reveal, written in one
+        loop (a generator delegating to one per round cost 2 % of a game); the checks of an
+        answer are inline for the common legal case, the rest in ``_told``, ``_submitted``
+        and ``_voted``."""
+        n, rules, per_player = self.n, self.rules, self.per_player
+        hands, pile, storyteller = self._deal()
         discard: list[int] = []
-        if rules.first_storyteller == "seat0":
-            storyteller = 0
-        else:
-            draw = uniforms(stream_base(*self.key, Streams.FIRST_STORYTELLER), 0)
-            storyteller = min(int(float(draw[0]) * n), n - 1)
         scores = [0] * n
         perceived = [context.perceived for context in self._contexts]
         said = [context.unperceived_now for context in self._contexts]  # ask only if any
+        own_allowed = rules.own_card_votes  # then every displayed card is a legal vote
         rounds: list[RoundRecord] = []
         history: tuple[PublicRound, ...] = ()
         end_reason: EndReason = "max_rounds"
         for round_index in range(rules.max_rounds):
             self.round_index = round_index
-            record = yield from self._round(round_index, storyteller, hands, scores, history)
-            public = _new(PublicRound, (round_index, storyteller, record.clue, record.display,
-                                        record.card_owner, record.votes, record.points,
-                                        record.scores))
+            listeners = self._listeners[storyteller]
+            public_scores = tuple(scores)
+            # -- the storyteller tells
+            teller_hand = hands[storyteller]
+            teller_view_hand = tuple(teller_hand)
+            view = _new(TellView, (storyteller, round_index, teller_view_hand, public_scores,
+                                   history))
+            (clue,) = yield _new(Phase, ("tell", (_new(Decision, (storyteller, "tell", view)),)))
+            if not (type(clue) is Clue and type(teller_card := clue.card) is int
+                    and teller_card in teller_hand and type(text := clue.text) is str
+                    and text.isprintable() and text.strip()):
+                teller_card, text = self._told(storyteller, clue, teller_hand)
+            teller_hand.remove(teller_card)
+            # -- the listeners submit
+            answers = yield _new(Phase, ("submit", tuple([
+                _new(Decision, (seat, "submit", _new(SubmitView, (
+                    seat, round_index, storyteller, text, tuple(hands[seat]), per_player,
+                    public_scores, history))))
+                for seat in listeners])))
+            table, owners = [teller_card], [storyteller]
+            for seat, cards in zip(listeners, answers, strict=True):
+                hand = hands[seat]
+                if (per_player == 1 and type(cards) is list and len(cards) == 1
+                        and type(card := cards[0]) is int and card in hand):
+                    hand.remove(card)
+                    table.append(card)
+                    owners.append(seat)
+                else:
+                    for card in self._submitted(seat, cards, hand):
+                        hand.remove(card)
+                        table.append(card)
+                        owners.append(seat)
+            # -- the display, shuffled, and the votes
+            in_order = operator.itemgetter(*self._next_permutation())  # >= 3 cards: a tuple
+            display, card_owner = in_order(table), in_order(owners)
+            k = len(display)
+            positions: list[list[int]] = [[] for _ in range(n)]
+            for position, owner in enumerate(card_owner):
+                positions[owner].append(position)
+            answers = yield _new(Phase, ("vote", tuple([
+                _new(Decision, (seat, "vote", _new(VoteView, (
+                    seat, round_index, storyteller, text, tuple(hands[seat]), display,
+                    tuple(positions[seat]), public_scores, history))))
+                for seat in listeners])))
+            votes: list[int | None] = [None] * n
+            for seat, vote in zip(listeners, answers, strict=True):
+                own = () if own_allowed else positions[seat]
+                votes[seat] = vote if type(vote) is int and 0 <= vote < k and vote not in own \
+                    else self._voted(seat, vote, k, own)
+            # -- the scores, the record and the reveal
+            points = table_points(self._points, storyteller, card_owner, votes)
+            scores[:] = map(operator.add, scores, points)
+            faults: tuple[Fault, ...] = ()
+            if self.faults:
+                faults, self.faults = tuple(self.faults), []
+            record = new_round(storyteller, text, teller_card, display, card_owner,
+                               tuple(votes), points, tuple(scores), faults, teller_view_hand)
+            public = _new(PublicRound, (round_index, storyteller, text, display, card_owner,
+                                        record.votes, points, record.scores))
             history = (*history, public)
             yield public
             if self.faults:  # faults of the agents' ``observe`` of this round
                 record = record.with_faults(tuple(self.faults))
-            self.faults = []
+                self.faults = []
             if any(said) and (unheard := tuple([
                     seat for seat in range(n)
-                    if seat != storyteller and not perceived[seat](record.clue)])):
+                    if seat != storyteller and not perceived[seat](text)])):
                 # seats that could not perceive the clue (counted in agents.csv)
                 record = record.with_unperceived(unheard)
             rounds.append(record)
-            discard.extend(record.display)
+            # -- the end, or the next round
+            discard.extend(display)
             if rules.target_score is not None and max(scores) >= rules.target_score:
                 end_reason = "target_score"
                 break
@@ -350,18 +414,39 @@ class GameSteps:
                 break
             storyteller = (storyteller + 1) % n
         best = max(scores)
-        return GameRecord(
-            *seed_fields(self.seq),
-            rules=rules.name,
-            rule_options=record_options(rules),
-            agents=self.names,
-            deck=self.deck_name,
-            rounds=tuple(rounds),
-            final_scores=tuple(scores),
-            winners=tuple(seat for seat in range(n) if scores[seat] == best),
-            end_reason=end_reason,
-            meta=self.meta,
-        )
+        return GameRecord(*seed_fields(self.seq), rules=rules.name,
+                          rule_options=record_options(rules), agents=self.names,
+                          deck=self.deck_name, rounds=tuple(rounds),
+                          final_scores=tuple(scores),
+                          winners=tuple(seat for seat in range(n) if scores[seat] == best),
+                          end_reason=end_reason, meta=self.meta)
+
+    def _told(self, storyteller: int, clue: Any, hand: list[int]) -> tuple[int, str]:
+        """The storyteller's card and clue when ``clue`` failed the inline check: the checks
+        one by one (a fault and the fallback clue, or an int-like card passed)."""
+        problem = None if type(clue) is Failure else tell_problem(clue, hand)
+        rng = self._problem(storyteller, "tell", clue, problem)
+        if rng is not None:
+            clue = Clue(hand[int(rng.integers(len(hand)))], FALLBACK_CLUE)
+        return operator.index(clue.card), clue.text
+
+    def _submitted(self, seat: int, cards: Any, hand: list[int]) -> list[int]:
+        """A listener's cards when its answer failed the inline check (see ``_told``)."""
+        problem = None if type(cards) is Failure else submit_problem(cards, hand,
+                                                                     self.per_player)
+        rng = self._problem(seat, "submit", cards, problem)
+        if rng is not None:
+            cards = [hand[i] for i in rng.choice(len(hand), self.per_player, replace=False)]
+        return [operator.index(card) for card in cards]
+
+    def _voted(self, seat: int, vote: Any, k: int, own: Sequence[int]) -> int:
+        """A listener's vote when its answer failed the inline check (see ``_told``)."""
+        problem = None if type(vote) is Failure else vote_problem(vote, k, own)
+        rng = self._problem(seat, "vote", vote, problem)
+        if rng is not None:
+            allowed = [i for i in range(k) if i not in own]
+            vote = allowed[int(rng.integers(len(allowed)))]
+        return operator.index(vote)
 
     def _refill(self, hands: list[list[int]], pile: list[int], discard: list[int],
                 storyteller: int) -> bool:
@@ -398,88 +483,6 @@ class GameSteps:
                        for seat in range(n))
         return False
 
-    def _round(self, round_index: int, storyteller: int, hands: list[list[int]],
-               scores: list[int], history: tuple[PublicRound, ...]
-               ) -> Generator[Any, Any, RoundRecord]:
-        n, per_player = self.n, self.per_player
-        listeners = self._listeners[storyteller]
-        public_scores = tuple(scores)
-        teller_hand = hands[storyteller]
-
-        teller_view_hand = tuple(teller_hand)
-        view = _new(TellView, (storyteller, round_index, teller_view_hand, public_scores,
-                               history))
-        (clue,) = yield _new(Phase, ("tell", (_new(Decision, (storyteller, "tell", view)),)))
-        if not (type(clue) is Clue and type(teller_card := clue.card) is int
-                and teller_card in teller_hand and type(text := clue.text) is str
-                and text.isprintable() and text.strip()):  # else: the checks, one by one
-            problem = None if type(clue) is Failure else tell_problem(clue, teller_hand)
-            rng = self._problem(storyteller, "tell", clue, problem)
-            if rng is not None:
-                clue = Clue(teller_hand[int(rng.integers(len(teller_hand)))], FALLBACK_CLUE)
-            teller_card, text = operator.index(clue.card), clue.text
-        teller_hand.remove(teller_card)
-
-        decisions = tuple([
-            _new(Decision, (seat, "submit", _new(SubmitView, (
-                seat, round_index, storyteller, text, tuple(hands[seat]), per_player,
-                public_scores, history))))
-            for seat in listeners])
-        answers = yield _new(Phase, ("submit", decisions))
-        table = [teller_card]
-        owners = [storyteller]
-        for seat, cards in zip(listeners, answers, strict=True):
-            hand = hands[seat]
-            if (per_player == 1 and type(cards) is list and len(cards) == 1
-                    and type(card := cards[0]) is int and card in hand):
-                hand.remove(card)  # the common legal case, checked inline
-                table.append(card)
-                owners.append(seat)
-                continue
-            problem = None if type(cards) is Failure else submit_problem(cards, hand, per_player)
-            rng = self._problem(seat, "submit", cards, problem)
-            if rng is not None:
-                cards = [hand[i] for i in rng.choice(len(hand), per_player, replace=False)]
-            for card in cards:
-                card = operator.index(card)
-                hand.remove(card)
-                table.append(card)
-                owners.append(seat)
-
-        in_order = operator.itemgetter(*self._next_permutation())  # >= 3 cards: a tuple
-        display, card_owner = in_order(table), in_order(owners)
-
-        k = len(display)
-        positions: list[list[int]] = [[] for _ in range(n)]
-        for position, owner in enumerate(card_owner):
-            positions[owner].append(position)
-        decisions = tuple([
-            _new(Decision, (seat, "vote", _new(VoteView, (
-                seat, round_index, storyteller, text, tuple(hands[seat]), display,
-                tuple(positions[seat]), public_scores, history))))
-            for seat in listeners])
-        answers = yield _new(Phase, ("vote", decisions))
-        votes: list[int | None] = [None] * n
-        own_allowed = self.rules.own_card_votes  # then every displayed card is a legal vote
-        for seat, vote in zip(listeners, answers, strict=True):
-            own = () if own_allowed else positions[seat]
-            if type(vote) is int and 0 <= vote < k and vote not in own:
-                votes[seat] = vote  # the common legal case, checked inline
-                continue
-            problem = None if type(vote) is Failure else vote_problem(vote, k, own)
-            rng = self._problem(seat, "vote", vote, problem)
-            if rng is not None:
-                allowed = [i for i in range(k) if i not in own]
-                vote = allowed[int(rng.integers(len(allowed)))]
-            votes[seat] = operator.index(vote)
-
-        points = table_points(self._points, storyteller, card_owner, votes)
-        scores[:] = map(operator.add, scores, points)
-        faults: tuple[Fault, ...] = ()
-        if self.faults:
-            faults, self.faults = tuple(self.faults), []
-        return new_round(storyteller, text, teller_card, display, card_owner, tuple(votes),
-                         points, tuple(scores), faults, teller_view_hand)
 
 
 @functools.cache
