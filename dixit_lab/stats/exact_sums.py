@@ -8,7 +8,9 @@ the same whatever the grouping; it becomes a float once, at the end (:func:`to_f
 correctly rounded). :func:`group_sums` sums a NumPy array by group without a Python object
 per value: values are split into (exponent, 53-bit mantissa), mantissas summed per group and
 exponent in two 26-bit halves (exact in float64 for up to 2**26 values), then shifted into
-place as integers, one per group and exponent present.
+place as integers, one per group and exponent present. Integers, and multiples of
+2**-24 (a quarter, a share of two) scaled to integers, whose sums stay below 2**53, are summed
+by one ``bincount``: exact already.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ SHIFT = 1074
 _HALF = 26
 _MAX_VALUES = 1 << 26  # values per call for which the halves' float sums stay exact
 _EXACT = float(1 << 53)  # below it, sums of integers in float64 are exact
+_DYADIC = 24  # values that are multiples of 2**-24 are summed as integers, scaled
 
 
 def group_sums(groups: np.ndarray, values: np.ndarray, n_groups: int) -> list[int]:
@@ -43,10 +46,14 @@ def group_sums(groups: np.ndarray, values: np.ndarray, n_groups: int) -> list[in
     largest = float(np.max(np.abs(values)))
     if not np.isfinite(largest):
         raise ValueError("an exact sum of values that are not all finite")
-    if largest * len(values) < _EXACT and np.array_equal(values, np.rint(values)):
-        # integers whose every partial sum is below 2**53: float sums are exact already
-        totals = np.bincount(groups, weights=values, minlength=n_groups)
-        return [int(total) << SHIFT for total in totals.tolist()]
+    for scale in (0, _DYADIC):
+        # integers (or, scaled by 2**_DYADIC, multiples of 2**-_DYADIC: quarters, halves)
+        # whose every partial sum is below 2**53: float sums are exact already
+        scaled = values * float(1 << scale) if scale else values
+        if largest * len(values) * float(1 << scale) < _EXACT and \
+                np.array_equal(scaled, np.rint(scaled)):
+            totals = np.bincount(groups, weights=scaled, minlength=n_groups)
+            return [int(total) << (SHIFT - scale) for total in totals.tolist()]
     fraction, exponent = np.frexp(values)  # values = fraction * 2**exponent, |fraction| < 1
     high = np.floor(fraction * 2.0 ** (53 - _HALF))  # the mantissa fraction * 2**53 in two
     low = fraction * 2.0 ** 53 - high * 2.0 ** _HALF  # integer halves, each exact in float64

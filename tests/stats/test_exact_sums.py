@@ -18,14 +18,19 @@ from dixit_lab.stats.exact_sums import (
 )
 
 
-@pytest.mark.parametrize("kind", ["fractions", "integers", "any magnitude", "subnormal"])
+@pytest.mark.parametrize("kind", ["fractions", "integers", "any magnitude", "subnormal",
+                                  "quarters", "fine dyadic", "large dyadic"])
 def test_group_sums_are_the_exact_sums(kind):
     rng = np.random.default_rng(7)
     n = 500
     values = {"fractions": rng.integers(0, 5, n) / rng.integers(1, 13, n),
               "integers": rng.integers(-50, 50, n).astype(float),
               "any magnitude": rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n),
-              "subnormal": np.r_[5e-324, -1e-310, 2.5e-320, rng.standard_normal(n - 3)]}[kind]
+              "subnormal": np.r_[5e-324, -1e-310, 2.5e-320, rng.standard_normal(n - 3)],
+              # the scaled-integer path, and (too large to scale) the general one
+              "quarters": rng.integers(-40, 40, n) / 4.0,
+              "fine dyadic": rng.integers(-2**20, 2**20, n) / 2.0**24,
+              "large dyadic": rng.integers(-2**40, 2**40, n) / 4.0}[kind]
     groups = rng.integers(0, 4, n)
     sums = group_sums(groups, values, 4)
     for group in range(4):
