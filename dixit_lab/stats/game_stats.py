@@ -47,13 +47,19 @@ def _sums(keys: np.ndarray, values: np.ndarray, n_players: int) -> list[list[int
         width = len(unique)
     else:
         unique = None
-    totals = np.bincount(keys, weights=values, minlength=width)  # within a cluster: a game
     counted = np.bincount(keys, minlength=width)
+    exact, count = exact_sums.group_sums, exact_sums.group_counts
+    if counted.max(initial=0) <= 1:  # one sample a cluster (a listener's vote): no totals
+        player = (keys if unique is None else unique[keys]) % n_players
+        samples, sums = count(player, n_players), exact(player, values, n_players)
+        columns = [samples, sums, samples, exact(player, values ** 2, n_players), sums,
+                   samples]
+        return [list(row) for row in zip(*columns, strict=True)] if n_players else []
+    totals = np.bincount(keys, weights=values, minlength=width)  # within a cluster: a game
     used = np.flatnonzero(counted)
     player = (used if unique is None else unique[used]) % n_players
     totals, counted = totals[used], counted[used]
     sizes = counted.astype(np.float64)
-    exact, count = exact_sums.group_sums, exact_sums.group_counts
     columns = [count(player, n_players, counted), exact(player, totals, n_players),
                count(player, n_players), exact(player, totals ** 2, n_players),
                exact(player, totals * sizes, n_players), count(player, n_players, counted ** 2)]
