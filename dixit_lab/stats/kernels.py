@@ -82,6 +82,20 @@ class Seats:
         return round_of, seat_of, self.seat_code[b.round_game[round_of], seat_of]
 
     @cached_property
+    def listener_game(self) -> np.ndarray:
+        """Per listener seat-round (:attr:`listeners`), its game."""
+        return self.batch.round_game[self.listeners[0]]
+
+    @cached_property
+    def chance(self) -> np.ndarray:
+        """(R, n) one over the cards each seat may vote for (the shown ones not its own)."""
+        b = self.batch
+        owner_of_round = np.arange(b.rounds)[:, None] * b.n + b.card_owner  # (round, seat)
+        own_cards = np.bincount(owner_of_round.ravel(), minlength=b.rounds * b.n).reshape(
+            b.rounds, b.n)
+        return 1.0 / np.maximum(b.display.shape[1] - own_cards, 1)
+
+    @cached_property
     def failed(self) -> dict[str, np.ndarray]:
         """Per decision (``tell``, ``submit``, ``vote``), a (R, n) mask of the seat-rounds
         where a fault replaced the seat's own decision."""
@@ -109,7 +123,7 @@ class Seats:
     def voted(self, per_seat_round: np.ndarray, by_round: bool) -> Samples:
         """One sample a listener's seat-round, clustered by round (or by game)."""
         round_of, seat_of, code = self.listeners
-        game = self.batch.round_game[round_of]
+        game = self.listener_game
         return Samples(per_seat_round[round_of, seat_of].astype(float), game,
                        round_of if by_round else game, code)
 
@@ -162,11 +176,7 @@ def decoy_votes(seats: Seats) -> Samples:
 def listener_chance(seats: Seats) -> Samples:
     """One sample a vote: one over the cards the listener may vote for (the shown ones not
     its own)."""
-    b = seats.batch
-    owner_of_round = np.arange(b.rounds)[:, None] * b.n + b.card_owner  # (round, seat) keys
-    own_cards = np.bincount(owner_of_round.ravel(), minlength=b.rounds * b.n).reshape(
-        b.rounds, b.n)
-    return seats.voted(1.0 / np.maximum(b.display.shape[1] - own_cards, 1), by_round=True)
+    return seats.voted(seats.chance, by_round=True)
 
 
 def listener_accuracy_own(seats: Seats) -> Samples:
