@@ -210,6 +210,10 @@ class MutatorSpy(Agent):
                                      (context.deck, "cards", context.deck.cards[:10])):
             with contextlib.suppress(Exception):
                 object.__setattr__(target, field, value)
+        for slot in type(context).__slots__:  # and whatever its private slots hold
+            with contextlib.suppress(Exception):
+                held = object.__getattribute__(context, slot)
+                object.__setattr__(held, "cards", context.deck.cards[:10])
         stream = context.uniforms
         for field in ("_base", "_buffer", "_next"):
             with contextlib.suppress(Exception):

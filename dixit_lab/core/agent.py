@@ -120,15 +120,16 @@ class GameContext:
     A context holds nothing that leads to another seat's cards or streams, the deck order or
     the display order: both streams come from the seat's base alone, a one-way hash of the game
     key (see :mod:`dixit_lab.core.seeding`), and ``rules`` and ``deck`` are this seat's own copies
-    of immutable values (in the engine's contexts, ``rules`` is made when first read, from a
-    tuple of the rules' values: nothing shared to change). Nor does it say how another seat
-    thinks: a player is its public name (the config's ``name``, else ``player <k>``, its place
-    in the config), never its agent spec, parameters, embedder or temperature."""
+    of immutable values (in the engine's contexts, ``rules`` and ``deck`` are made when first
+    read, from tuples of the rules' and the deck's values: nothing shared to change). Nor
+    does it say how another seat thinks: a player is its public name (the config's ``name``,
+    else ``player <k>``, its place in the config), never its agent spec, parameters, embedder
+    or temperature."""
 
     __slots__ = (
         "_base",
         "_deck",
-        "_deck_source",
+        "_deck_state",
         "_first",
         "_rng",
         "_rule_values",
@@ -145,7 +146,7 @@ class GameContext:
         seat: int,
         n_players: int,
         rules: RuleSet | tuple[Any, ...],
-        deck: Deck,
+        deck: Deck | tuple[tuple[str, Any], ...],
         players: tuple[str, ...] | None = None,
         stream_base: int = 0,
         first_block: list[float] | None = None,
@@ -156,9 +157,10 @@ class GameContext:
         # read (most agents never read it: five copies were a twentieth of a random game)
         self._rules: RuleSet | None = None if isinstance(rules, tuple) else rules
         self._rule_values = rules if isinstance(rules, tuple) else None
-        # the deck is copied when first read too (an agent that never reads it costs none)
-        self._deck_source = deck
-        self._deck: Deck | None = None
+        # a tuple (Deck.state): the deck's immutable values, this seat's Deck made when first
+        # read too (a random game's five copies were 2 % of it)
+        self._deck: Deck | None = None if isinstance(deck, tuple) else deck
+        self._deck_state = deck if isinstance(deck, tuple) else None
         self.players = tuple(players) if players is not None else seat_names(n_players)
         self._base = int(stream_base)
         self._first = first_block
@@ -192,7 +194,8 @@ class GameContext:
     def deck(self) -> Deck:
         """The deck (this seat's own copy)."""
         if self._deck is None:
-            self._deck = self._deck_source.__copy__()
+            assert self._deck_state is not None
+            self._deck = Deck.from_state(self._deck_state)
         return self._deck
 
     @property

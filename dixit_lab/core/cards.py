@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from dixit_lab.bundled import data_root
 from dixit_lab.errors import UserError
@@ -69,9 +70,24 @@ class Deck:
         """Another deck object sharing the immutable cards and index (each seat's copy), and
         the fingerprint, computed once on this deck (else every copy of every game hashes
         every image again)."""
-        self.fingerprint  # noqa: B018 - cached in __dict__, which the copy takes
+        return Deck.from_state(self.state())
+
+    def state(self) -> tuple[tuple[str, Any], ...]:
+        """Everything this deck holds, as a tuple of immutable values (made once): what a
+        seat's context keeps until the seat reads its deck (:meth:`from_state`)."""
+        state = self.__dict__.get("_state")
+        if state is None:
+            self.fingerprint  # noqa: B018 - cached in __dict__, which the state takes
+            state = tuple((key, value) for key, value in self.__dict__.items()
+                          if key != "_state")
+            self.__dict__["_state"] = state
+        return state  # type: ignore[no-any-return]
+
+    @staticmethod
+    def from_state(state: tuple[tuple[str, Any], ...]) -> Deck:
+        """A deck object made of a :meth:`state` (a copy of the deck it came from)."""
         twin = object.__new__(Deck)
-        twin.__dict__.update(self.__dict__)
+        twin.__dict__.update(state)
         return twin
 
     def __reduce__(self) -> tuple[type[Deck], tuple[str, tuple[Card, ...]]]:

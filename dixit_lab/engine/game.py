@@ -198,8 +198,9 @@ class GameSteps:
         if len(public) != n:
             raise ValueError(f"{len(public)} public names for {n} players")
         values = rule_values(rules)  # each seat's RuleSet, made when the seat reads it
+        deck_state = deck.state()  # and its Deck
         self._contexts = tuple(
-            GameContext(seat, n, values, deck, public, bases[seat], firsts[seat])
+            GameContext(seat, n, values, deck_state, public, bases[seat], firsts[seat])
             for seat in range(n))
         self.display_base = np.uint64(display_base)
         self._points = point_tables(rules, n)
