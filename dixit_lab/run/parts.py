@@ -70,7 +70,7 @@ def save_part(parts: Path, results: Sequence[tuple[int, str]], records: str,
     stats = summarise_lines(lines, indices, parts / f"rounds-{stem}.parquet", batch,
                             untrusted, decks)
     atomic_write_text(parts / f"stats-{stem}.json", json.dumps(stats.to_json()))
-    text = ("\n".join(lines) + "\n").encode()
+    text = "\n".join([*lines, ""]).encode()  # each line and its newline, in one join
     if records.endswith(".zst"):
         text = compressor().compress(text)  # type: ignore[attr-defined]
     atomic_write_bytes(parts / f"games-{stem}.{records}", text)

@@ -73,9 +73,9 @@ class _CardNames:
                    game_of_row: np.ndarray) -> pa.DictionaryArray:
         """The card id of each row's deck index (null where ``missing``)."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
-        decks = batch.deck.to_numpy(zero_copy_only=False)
-        names = np.unique(decks)
+        names = pc.unique(batch.deck).to_pylist()  # a hash, not a sort of every game's name
         if len(names) == 1:
             ids = self._ids(str(names[0]))
             if ids is not None and per_row.max(initial=-1) < len(ids) and \
@@ -83,6 +83,7 @@ class _CardNames:
                 dictionary = pa.array(ids.tolist(), pa.string())
                 indices = pa.array(per_row.astype(np.int32), pa.int32(), mask=missing)
                 return pa.DictionaryArray.from_arrays(indices, dictionary)
+        decks = batch.deck.to_numpy(zero_copy_only=False)
         texts = [None if gone else self._one(str(decks[g]), int(card))
                  for gone, g, card in zip(missing, game_of_row, per_row, strict=True)]
         return pa.array(texts, pa.string()).dictionary_encode()
