@@ -92,8 +92,9 @@ def start_costs() -> tuple[tuple[float, float], tuple[float, float]]:
     import dixit_lab.engine
 
     cache = Path(dixit_lab.engine.__file__).parent / "__pycache__"
-    for stale in cache.glob("kernel.*.nb*"):
-        stale.unlink()
+    for pattern in ("kernel.*.nb*", "kernel_bases.*.nb*"):  # the kernel's and the seat bases'
+        for stale in cache.glob(pattern):
+            stale.unlink()
     runs = []
     for _ in range(2):
         out = subprocess.run([sys.executable, "-c", _START], capture_output=True, text=True,
