@@ -173,6 +173,8 @@ def _categorical(values, count, temperature, u, allowed):  # type: ignore[no-unt
     for i in range(count):
         if allowed[i] and values[i] > top:
             top, at = values[i], i
+    if top == np.inf:  # (inf - inf) / T is NaN, as in categorical_small: no shortcut
+        at = -1
     totals = values.shape[0] // 2
     total = 0.0
     for i in range(count):

@@ -190,3 +190,33 @@ def test_a_short_auto_run_never_imports_numba(tmp_path):
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "run")],
                          capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == "False"
+
+
+@needs_numba
+def test_the_kernels_softmax_draw_is_categorical_small() -> None:
+    """Its shortcut (the first top weighs 1.0, no exp) draws what the reference draws: ties at
+    the top, disallowed entries, an infinite top (no shortcut: NaN weights, as in Python)."""
+    import numpy as np
+
+    from dixit_lab.engine.kernel import _categorical
+    from dixit_lab.policy.backends import categorical_small
+
+    rng = np.random.default_rng(4)
+    rows = [rng.normal(size=rng.integers(1, 7)).round(rng.integers(0, 3)) for _ in range(400)]
+    rows += [np.array([0.1, 0.5, 0.5, np.inf]), np.array([np.inf, 0.2]),
+             np.array([-np.inf, -np.inf]), np.array([0.3, 0.3, 0.3])]
+    for row in rows:
+        for u in (0.0, 0.2, 0.5, 0.77, 0.999999):
+            for temperature in (0.05, 1.0):
+                allowed = np.ones(6, dtype=np.bool_)
+                values = np.zeros(12)
+                values[:len(row)] = row
+                assert _categorical(values, len(row), temperature, u, allowed) == \
+                    categorical_small([float(x) for x in row], temperature, u)
+                if len(row) > 1:  # a listener's own card, not allowed
+                    allowed[1] = False
+                    values[:len(row)] = row
+                    kept = [float(x) for i, x in enumerate(row) if i != 1]
+                    expected = categorical_small(kept, temperature, u)
+                    assert _categorical(values, len(row), temperature, u, allowed) == \
+                        expected + (expected >= 1)
