@@ -291,17 +291,18 @@ class CounterStream:
     next: Callable[[], float]
 
     def __init__(self, base: int, block: int = 32, first: list[float] | None = None) -> None:
-        self._base = np.uint64(base)
+        self._base = base
         self._block = block
         self._next = len(first) if first else 0
-        blocks = itertools.chain((first,) if first else (), self._blocks())
-        self.next = itertools.chain.from_iterable(blocks).__next__
+        later = itertools.chain.from_iterable(self._blocks())  # computed when first drawn
+        self.next = (itertools.chain(first, later) if first else later).__next__
 
     def _blocks(self) -> Iterator[list[float]]:
+        base = np.uint64(self._base)
         while True:
             counters = np.arange(self._next, self._next + self._block, dtype=np.uint64)
             self._next += self._block
-            yield uniforms(self._base, counters).tolist()
+            yield uniforms(base, counters).tolist()
 
     def take(self, count: int, offset: int = 0) -> np.ndarray:
         """Numbers ``offset .. offset + count - 1`` of the stream, without moving it."""
