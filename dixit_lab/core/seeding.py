@@ -306,7 +306,7 @@ class CounterStream:
 
     def take(self, count: int, offset: int = 0) -> np.ndarray:
         """Numbers ``offset .. offset + count - 1`` of the stream, without moving it."""
-        return uniforms(self._base, np.arange(offset, offset + count, dtype=np.uint64))
+        return uniforms(np.uint64(self._base), np.arange(offset, offset + count, dtype=np.uint64))
 
 
 _FIRST: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}  # first_numbers' layouts
