@@ -26,7 +26,7 @@ _PERSON = np.frombuffer(SEAT_PERSON.ljust(16, b"\0"), dtype="<u8").astype(np.uin
 _LENGTH = np.uint64(20)  # bytes hashed: the game key's two words and the first seat's four
 _LAST = np.uint64((1 << 64) - 1)
 _R32, _R24, _R16, _R63 = np.uint64(32), np.uint64(24), np.uint64(16), np.uint64(63)
-_L32, _L40, _L48, _L1 = np.uint64(32), np.uint64(40), np.uint64(48), np.uint64(1)
+_64 = np.uint64(64)
 
 
 def seat_bases(keys: np.ndarray, n_players: int) -> np.ndarray:
@@ -36,6 +36,22 @@ def seat_bases(keys: np.ndarray, n_players: int) -> np.ndarray:
     out = np.empty((keys.shape[0], n_players), dtype=np.uint64)
     _hash_seats(keys, n_players, SEATS_PER_HASH, _IV, _SIGMA, _G, _PERSON, out)
     return out
+
+
+@njit(cache=True, inline="always")
+def _rotate(x, bits):  # type: ignore[no-untyped-def]
+    """``x`` rotated right by ``bits`` (uint64)."""
+    return (x >> bits) | (x << (_64 - bits))
+
+
+@njit(cache=True, inline="always")
+def _half_mix(v, a, b, c, d, word, first, second):  # type: ignore[no-untyped-def]
+    """One half of BLAKE2b's G on the state ``v`` (RFC 7693, 3.1): add ``word``, rotate by
+    ``first`` and ``second`` (32 and 24 in the first half, 16 and 63 in the second)."""
+    v[a] = v[a] + v[b] + word
+    v[d] = _rotate(v[d] ^ v[a], first)
+    v[c] = v[c] + v[d]
+    v[b] = _rotate(v[b] ^ v[c], second)
 
 
 @njit(cache=True)
@@ -62,18 +78,8 @@ def _hash_seats(keys, n, per_hash, iv, sigma, g_columns, person, out):  # type: 
                 for column in range(8):
                     a, b = g_columns[column, 0], g_columns[column, 1]
                     c, d = g_columns[column, 2], g_columns[column, 3]
-                    x, y = m[sigma[row, 2 * column]], m[sigma[row, 2 * column + 1]]
-                    v[a] = v[a] + v[b] + x
-                    t = v[d] ^ v[a]
-                    v[d] = (t >> _R32) | (t << _L32)
-                    v[c] = v[c] + v[d]
-                    t = v[b] ^ v[c]
-                    v[b] = (t >> _R24) | (t << _L40)
-                    v[a] = v[a] + v[b] + y
-                    t = v[d] ^ v[a]
-                    v[d] = (t >> _R16) | (t << _L48)
-                    v[c] = v[c] + v[d]
-                    t = v[b] ^ v[c]
-                    v[b] = (t >> _R63) | (t << _L1)
+                    # G: two half-mixes, each with its message word and rotations
+                    _half_mix(v, a, b, c, d, m[sigma[row, 2 * column]], _R32, _R24)
+                    _half_mix(v, a, b, c, d, m[sigma[row, 2 * column + 1]], _R16, _R63)
             for i in range(count):
                 out[game, first + i] = h[i] ^ v[i] ^ v[i + 8]
