@@ -166,7 +166,9 @@ def plackett_luce(
     warm-started from the full-data fit.
 
     **Bootstrap.** ``bootstrap`` times, draw as many games as there are, with replacement, from
-    ``np.random.default_rng(seed)``, refit, and report the percentile interval. A name that is
+    ``np.random.default_rng(seed)``, refit, and report the percentile interval (games that hold
+    few distinct patterns of names and ranks draw each replicate's pattern counts from their
+    multinomial law instead, the same resample in law: ``_bootstrap``). A name that is
     missing from a resample has no strength in that replicate (it is left out of its interval).
 
     Args:
@@ -242,20 +244,37 @@ def plackett_luce_data(data: RatingData, *, bootstrap: int = 200, seed: int = 0,
     return frame.sort_values(["strength", "player"], ascending=[False, True], ignore_index=True)
 
 
+#: the bootstrap draws a replicate's pattern counts from their multinomial law when the games
+#: hold at most one distinct pattern per this many games (a fixed table: a few hundred
+#: patterns for a million games), else it draws the games themselves
+_MULTINOMIAL_FROM = 16
+
+
 def _bootstrap(data: RatingData, strength: np.ndarray, penalty: float, bootstrap: int,
                seed: int) -> np.ndarray:
     """(bootstrap, names) strengths refitted on games resampled with replacement from
-    ``np.random.default_rng(seed)`` (replicate ``b`` takes the ``b``-th ``n_games`` draws);
-    NaN for a name missing from a resample. One replicate's draws at a time: memory stays
+    ``np.random.default_rng(seed)``; NaN for a name missing from a resample.
+
+    A resample of ``G`` games drawn with replacement holds each pattern a number of times that
+    follows the multinomial law of ``G`` draws over the patterns' shares, and the fit reads
+    nothing else of it. So when the patterns are few (at most one per
+    ``_MULTINOMIAL_FROM`` games) a replicate's counts are drawn from that law directly,
+    ``rng.multinomial(G, counts / G)``: microseconds, where drawing a million games is
+    milliseconds a replicate. With many patterns (mixed tables of many names) replicate ``b``
+    draws ``G`` games, the ``b``-th ``G`` integers of the generator. Either way memory stays
     that of one resample however many replicates."""
     n_names = len(data.names)
     rng = np.random.default_rng(seed)
     boot_wins = np.empty((bootstrap, n_names * n_names))
     seen = np.empty((bootstrap, n_names), dtype=bool)
+    counts = data.counts()
+    shares = counts / counts.sum() if data.games else counts
+    by_pattern = data.games > 0 and len(counts) * _MULTINOMIAL_FROM <= data.games
     for b in range(bootstrap):
-        counts = data.counts(rng.integers(0, data.games, size=data.games))
-        boot_wins[b] = data.wins.T @ counts
-        seen[b] = (data.present.T @ counts) > 0
+        drawn = (rng.multinomial(data.games, shares).astype(np.float64) if by_pattern
+                 else data.counts(rng.integers(0, data.games, size=data.games)))
+        boot_wins[b] = data.wins.T @ drawn
+        seen[b] = (data.present.T @ drawn) > 0
     boot = _fit_batch(boot_wins.reshape(bootstrap, n_names, n_names), penalty, strength)
     return np.where(seen, boot, np.nan)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from dixit_lab.ratings import plackett_luce
 from dixit_lab.ratings.data import rating_data
 from dixit_lab.ratings.openskill import _plackett_luce_defaults, openskill_data
 from dixit_lab.ratings.plackett_luce import _bootstrap, _fit_all
@@ -51,6 +52,47 @@ def test_patterns_give_the_bootstrap_of_the_games() -> None:
         strength = _fit_all(data, 1 / 9)
         boot = _bootstrap(data, strength, 1 / 9, 7, 11)
         assert boot.shape == (7, len(data.names)) and np.isfinite(boot).any()
+
+
+def _few_patterns(n_games: int, seed: int) -> list:
+    """Games of a fixed table of 4 whose scores take few values: few distinct patterns."""
+    rng = np.random.default_rng(seed)
+    strength = np.array([0.6, 0.2, -0.1, -0.7])
+    games = []
+    for _ in range(n_games):
+        order = np.argsort(-(strength + rng.gumbel(size=4)))
+        scores = np.empty(4)
+        scores[order] = [3.0, 2.0, 1.0, 1.0]  # the last two always tie
+        games.append((("a", "b", "c", "d"), tuple(scores)))
+    return games
+
+
+def test_few_patterns_draw_their_counts_from_the_multinomial_law(monkeypatch) -> None:
+    """A replicate drawn by pattern (the multinomial law of G draws) and one drawn game by game
+    are the same resample in law: the bootstrap strengths have the same spread either way, and
+    the by-pattern path is the one taken when patterns are few."""
+    data = rating_data(_few_patterns(3_000, seed=5))
+    assert len(data.counts()) * plackett_luce._MULTINOMIAL_FROM <= data.games  # few patterns
+    strength = _fit_all(data, 1 / 9)
+    by_pattern = _bootstrap(data, strength, 1 / 9, 1_500, seed=3)
+    monkeypatch.setattr(plackett_luce, "_MULTINOMIAL_FROM", 10**12)  # game by game
+    by_game = _bootstrap(data, strength, 1 / 9, 1_500, seed=3)
+    assert not np.array_equal(by_pattern, by_game)  # two paths, two sets of draws
+    # the standard deviation of 1,500 replicates is known to about 2 % (1 / sqrt(2 * 1,500))
+    ratio = by_pattern.std(axis=0) / by_game.std(axis=0)
+    assert np.all(np.abs(ratio - 1) < 0.1), ratio
+    spread = by_game.std(axis=0) / np.sqrt(1_500)
+    assert np.all(np.abs(by_pattern.mean(axis=0) - by_game.mean(axis=0)) < 5 * spread)
+
+
+def test_one_pattern_resamples_to_itself() -> None:
+    """Games that are all one pattern: every replicate (by pattern: the multinomial of one
+    share) is the games themselves, so every bootstrap strength is the fit's."""
+    data = rating_data([(("a", "b", "c"), (3.0, 2.0, 1.0))] * 32)
+    assert len(data.counts()) * plackett_luce._MULTINOMIAL_FROM <= data.games
+    strength = _fit_all(data, 1 / 9)
+    boot = _bootstrap(data, strength, 1 / 9, 6, seed=0)
+    assert np.allclose(boot, strength[None, :], atol=1e-9)
 
 
 def test_openskill_without_the_library_objects_is_the_library() -> None:
