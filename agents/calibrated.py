@@ -84,6 +84,7 @@ class CalibratedAgent(ModelStoryteller):
     #: and no prediction of many turns from their cards alone
     batch_policy = None
     predicted_finds = None  # type: ignore[assignment]
+    predicted_finds_coded = None  # type: ignore[assignment]
 
     def predicted_find(self, hand: list[int], card: int, clue_text: str,
                        round_index: int) -> float:

@@ -58,6 +58,7 @@ class ModelStoryteller(LiteralAgent):
     def prepare(self, space: EmbeddingSpace) -> None:
         super().prepare(space)
         self._shape = None  # a new space: new tables at the next begin_game
+        self._clue_rows: dict[str, int] = {}  # a clue text's row in the bank (-1: not in it)
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)
@@ -129,13 +130,29 @@ class ModelStoryteller(LiteralAgent):
                         rounds: np.ndarray) -> np.ndarray:
         """:meth:`predicted_find` of many turns at once (the hand does not matter to this
         model): NaN for a clue outside the bank (a fallback clue)."""
-        rows = {}
-        for text in dict.fromkeys(clue_texts):
-            try:
-                rows[text] = self.space.clue_index(text)
-            except KeyError:
-                rows[text] = -1
-        clues = np.array([rows[text] for text in clue_texts], dtype=np.int64)
+        distinct = list(dict.fromkeys(clue_texts))
+        position = {text: code for code, text in enumerate(distinct)}
+        codes = np.fromiter((position[text] for text in clue_texts), dtype=np.int64,
+                            count=len(clue_texts))
+        return self.predicted_finds_coded(cards, codes, distinct, rounds)
+
+    def predicted_finds_coded(self, cards: np.ndarray, clue_codes: np.ndarray,
+                              clue_texts: list[str], rounds: np.ndarray) -> np.ndarray:
+        """:meth:`predicted_finds` of turns whose clues are given as ``clue_texts[code]``
+        (a batch's clues dictionary-encoded: each text looked up in the bank once)."""
+        clue_codes = np.asarray(clue_codes, dtype=np.int64)
+        rows = np.full(len(clue_texts), -1, dtype=np.int64)
+        known = self._clue_rows
+        for code in np.unique(clue_codes).tolist():  # only the clues these turns told
+            text = clue_texts[code]
+            row = known.get(text)
+            if row is None:
+                try:
+                    row = known[text] = self.space.clue_index(text)
+                except KeyError:
+                    row = known[text] = -1
+            rows[code] = row
+        clues = rows[clue_codes]
         cards = np.asarray(cards, dtype=np.int64)
         rounds = np.asarray(rounds, dtype=np.int64)
         found = np.full(len(clues), np.nan)

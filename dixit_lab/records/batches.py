@@ -164,12 +164,29 @@ class GameBatch:
     def player_codes(self) -> tuple[np.ndarray, list[str]]:
         """(G * n,) code of each seat's player name, and the names by code (first seen
         first)."""
+        codes, names = self.coded("players")
+        return codes, [str(name) for name in names]
+
+    def coded(self, column: str) -> tuple[np.ndarray, list[Any]]:
+        """A text column of the batch (``agents``, ``players``, ``deck``, ``rules``,
+        ``clue``...) dictionary-encoded, once per batch for all its readers: ``(codes,
+        values)`` with ``values[codes[i]]`` its ``i``-th value, values first seen first (a
+        null is a value of its own, None)."""
         import pyarrow.compute as pc
 
-        encoded = pc.dictionary_encode(self.players).combine_chunks() \
-            if hasattr(self.players, "combine_chunks") else pc.dictionary_encode(self.players)
-        return (np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
-                [str(name) for name in encoded.dictionary.to_pylist()])
+        found = self._codes.get(column)
+        if found is None:
+            encoded = pc.dictionary_encode(getattr(self, column), null_encoding="encode")
+            if hasattr(encoded, "combine_chunks"):
+                encoded = encoded.combine_chunks()
+            found = self._codes[column] = (
+                np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
+                encoded.dictionary.to_pylist())
+        return found
+
+    @cached_property
+    def _codes(self) -> dict[str, tuple[np.ndarray, list[Any]]]:
+        return {}
 
 
 OUTCOME_NAMES: tuple[str, ...] = ("all_found", "some_found", "none_found")

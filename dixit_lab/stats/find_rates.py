@@ -70,46 +70,50 @@ def predicted_finds(batch: Any, cache: PredictionCache, decks: DeckLookup = by_n
     model, its hand was not recorded, or its clue is outside its bank), for a
     :class:`~dixit_lab.records.batches.GameBatch`; ``decks``: how the games' deck is found
     (a results folder's :func:`~dixit_lab.records.decks.folder_decks`)."""
-    import pyarrow.compute as pc
-
     from dixit_lab.records.batches import rule_sets
 
     predicted = np.full(batch.rounds, np.nan)
     if not batch.rounds:
         return predicted
     n = batch.n
-    spec_codes = pc.dictionary_encode(batch.agents)
-    specs = spec_codes.dictionary.to_pylist()
-    teller_spec = np.asarray(spec_codes.indices)[batch.round_game * n + batch.storyteller]
-    deck_names = batch.deck.to_numpy(zero_copy_only=False)
+    spec_codes, specs = batch.coded("agents")
+    teller_spec = spec_codes[batch.round_game * n + batch.storyteller]
+    deck_codes, deck_names = batch.coded("deck")
     rules = rule_sets(batch.rule_options)
-    rule_of_game = np.array([list(rules).index(text) for text in batch.rule_options])
-    hand_sizes = pc.list_value_length(batch.hands).to_numpy(zero_copy_only=False)
-    clues = batch.clue.to_pylist()
-    groups = teller_spec * len(rules) + rule_of_game[batch.round_game]
-    for deck in np.unique(deck_names):
-        in_deck = deck_names[batch.round_game] == deck
-        for group in np.unique(groups[in_deck]):
-            spec = specs[group // len(rules)]
-            rule_set = list(rules.values())[group % len(rules)]
-            rows = np.flatnonzero(in_deck & (groups == group) & (hand_sizes > 0))
-            if not len(rows):
-                continue
-            agent = cache.agent(spec, str(deck), decks, n, rule_set)
-            if agent is None:
-                continue
-            turn_clues = [clues[i] for i in rows]
-            cards = batch.storyteller_card[rows]
-            rounds = batch.round_number[rows]
-            many = getattr(agent, "predicted_finds", None)
-            if callable(many):
-                predicted[rows] = many(cards, turn_clues, rounds)
-                continue
-            hands = batch.hands.take(rows).to_pylist()
-            for slot, (row, hand) in enumerate(zip(rows, hands, strict=True)):
-                with contextlib.suppress(KeyError):  # a fallback clue outside the bank
-                    predicted[row] = agent.predicted_find(hand, int(cards[slot]),
-                                                          turn_clues[slot], int(rounds[slot]))
+    rule_list = list(rules.values())
+    if len(rules) == 1:
+        rule_of_game = np.zeros(batch.games, dtype=np.int64)
+    else:
+        position = {text: code for code, text in enumerate(rules)}
+        rule_of_game = np.fromiter((position[text] for text in batch.rule_options),
+                                   dtype=np.int64, count=batch.games)
+    has_hand = np.diff(np.asarray(batch.hands.offsets)) > 0
+    clue_codes, clue_texts = batch.coded("clue")
+    group_of_game = (deck_codes * len(specs)) * len(rules) + rule_of_game
+    groups = group_of_game[batch.round_game] + teller_spec * len(rules)
+    for group in np.unique(groups[has_hand]):
+        deck, rest = divmod(int(group), len(specs) * len(rules))
+        spec, rule_set = specs[rest // len(rules)], rule_list[rest % len(rules)]
+        agent = cache.agent(spec, deck_names[deck], decks, n, rule_set)
+        if agent is None:
+            continue
+        rows = np.flatnonzero((groups == group) & has_hand)
+        cards = batch.storyteller_card[rows]
+        rounds = batch.round_number[rows]
+        coded = getattr(agent, "predicted_finds_coded", None)
+        if callable(coded):
+            predicted[rows] = coded(cards, clue_codes[rows], clue_texts, rounds)
+            continue
+        turn_clues = [clue_texts[code] for code in clue_codes[rows].tolist()]
+        many = getattr(agent, "predicted_finds", None)
+        if callable(many):
+            predicted[rows] = many(cards, turn_clues, rounds)
+            continue
+        hands = batch.hands.take(rows).to_pylist()
+        for slot, (row, hand) in enumerate(zip(rows, hands, strict=True)):
+            with contextlib.suppress(KeyError):  # a fallback clue outside the bank
+                predicted[row] = agent.predicted_find(hand, int(cards[slot]),
+                                                      turn_clues[slot], int(rounds[slot]))
     return predicted
 
 

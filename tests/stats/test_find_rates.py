@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from dixit_lab.core.agent import make_agent
+from dixit_lab.core.agent import GameContext, make_agent
 from dixit_lab.core.cards import load_deck
-from dixit_lab.core.rules import get_rules
+from dixit_lab.core.rules import RuleSet, get_rules
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import play_game
 from dixit_lab.stats.find_rates import calibration_bins, find_rate_table, turn_predictions
@@ -46,3 +48,42 @@ def test_find_rate_table_and_bins():
     bins = calibration_bins(turns)
     assert set(bins.player) == {"teller"}
     assert bins.turns.sum() == (turns.player == "teller").sum()
+
+
+def test_a_batchs_predictions_are_each_turns_own():
+    """turn_predictions (every turn of a batch at once, the clues dictionary-encoded) gives
+    each turn what its storyteller's ``predicted_find`` gives it alone: two model tellers, two
+    rule sets in one batch, and a clue outside the bank (NaN)."""
+    deck = load_deck("dreams")
+    records = []
+    for i in range(12):
+        rules = get_rules("classic" if i % 2 else "refresh")
+        agents = [make_agent("ambiguity(target=0.3)"), make_agent("pragmatic"),
+                  make_agent("softmax"), make_agent("softmax")]
+        records.append(play_game(agents, rules, deck, game_seed(4, i),
+                                 meta={"game": i, "players": ["amb", "prag", "s", "s"]}))
+    first = records[0].rounds[0]
+    records[0] = dataclasses.replace(records[0], rounds=(
+        dataclasses.replace(first, clue="a clue in no bank"), *records[0].rounds[1:]))
+    turns = turn_predictions(records)
+    assert set(turns.player) == {"amb", "prag", "s"} and np.isnan(turns.loc[0, "predicted"])
+    checked = 0
+    for record in records:
+        for number, played in enumerate(record.rounds):
+            spec = record.agents[played.storyteller]
+            row = turns[(turns.game == record.meta["game"]) & (turns["round"] == number)]
+            predicted = float(row.predicted.iloc[0])
+            if spec == "softmax":
+                assert np.isnan(predicted)
+                continue
+            agent = make_agent(spec)
+            agent.begin_game(GameContext(0, 4, RuleSet(**record.rule_options), deck))
+            try:
+                alone = agent.predicted_find(list(played.storyteller_hand),
+                                             played.storyteller_card, played.clue, number)
+            except KeyError:  # outside the bank
+                assert np.isnan(predicted)
+                continue
+            assert predicted == alone
+            checked += 1
+    assert checked > 40
