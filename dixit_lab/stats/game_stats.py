@@ -235,14 +235,15 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
         return exact_sums.group_sums(keys, weights, p)
 
     metric: dict[str, list[list[int]]] = {}
-    samples: dict[str, Samples] = {}  # those read again below (the others are let go)
+    samples: dict[str, Samples] = {}
+    summed: dict[int, list[list[int]]] = {}  # by the samples (an _own metric: often the same)
     for name in METRIC_SUMS:
         kernel = CATALOGUE[name].kernel
         assert kernel is not None  # METRIC_SUMS: the metrics with a kernel
-        found = kernel(seats)
-        metric[name] = _sums(found.cluster * p + found.player, found.values, p)
-        if name in ("win_share", "observed_find_rate"):
-            samples[name] = found
+        found = samples[name] = seats.samples(kernel)
+        if id(found) not in summed:  # the samples stay alive in ``samples``: ids are theirs
+            summed[id(found)] = _sums(found.cluster * p + found.player, found.values, p)
+        metric[name] = [list(row) for row in summed[id(found)]]
     _, share = seat_win_share(batch)
     teller = seats.teller
     listener_code = seats.listeners[2]

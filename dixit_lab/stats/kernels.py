@@ -44,6 +44,10 @@ class Samples:
     player: np.ndarray
 
     def keep(self, mask: np.ndarray) -> Samples:
+        """The samples where ``mask`` holds (these samples themselves when it always
+        does: a batch without faults keeps every decision)."""
+        if mask.all():
+            return self
         return Samples(self.values[mask], self.game[mask], self.cluster[mask],
                        self.player[mask])
 
@@ -67,6 +71,15 @@ class Seats:
         self.codes = codes  # (G * n,)
         self.p = len(self.names)
         self.seat_code = codes.reshape(batch.games, batch.n)  # (G, n)
+        self._samples: dict[Callable[[Seats], Samples], Samples] = {}
+
+    def samples(self, kernel: Callable[[Seats], Samples]) -> Samples:
+        """``kernel(self)``, computed once for this batch (the ``_own`` metrics keep a part
+        of another metric's samples: all of them, the same object, when nothing failed)."""
+        found = self._samples.get(kernel)
+        if found is None:
+            found = self._samples[kernel] = kernel(self)
+        return found
 
     @cached_property
     def teller(self) -> np.ndarray:
@@ -76,10 +89,20 @@ class Seats:
 
     @cached_property
     def listeners(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The listeners' seat-rounds, round by round: their round, seat and player code."""
+        """The listeners' seat-rounds, round by round: their round, seat and player code
+        (every seat of a round but its storyteller's, in seat order)."""
         b = self.batch
-        round_of, seat_of = np.nonzero(~b.is_storyteller)
-        return round_of, seat_of, self.seat_code[b.round_game[round_of], seat_of]
+        others = np.arange(b.n - 1)[None, :]
+        seat_of = (others + (others >= b.storyteller[:, None])).ravel()
+        round_of = np.repeat(np.arange(b.rounds), b.n - 1)
+        return round_of, seat_of, self.codes[b.round_game[round_of] * b.n + seat_of]
+
+    @cached_property
+    def listener_cells(self) -> np.ndarray:
+        """Per listener seat-round (:attr:`listeners`), its cell in a flattened (R, n)
+        array."""
+        round_of, seat_of, _ = self.listeners
+        return round_of * self.batch.n + seat_of
 
     @cached_property
     def listener_game(self) -> np.ndarray:
@@ -111,8 +134,7 @@ class Seats:
     @cached_property
     def own_vote(self) -> np.ndarray:
         """Per listener seat-round (:attr:`listeners`), whether the vote was its own."""
-        round_of, seat_of, _ = self.listeners
-        return ~self.failed["vote"][round_of, seat_of]
+        return ~self.failed["vote"].ravel().take(self.listener_cells)
 
     def told(self, values: np.ndarray) -> Samples:
         """One sample a storyteller turn, clustered by game."""
@@ -122,10 +144,10 @@ class Seats:
 
     def voted(self, per_seat_round: np.ndarray, by_round: bool) -> Samples:
         """One sample a listener's seat-round, clustered by round (or by game)."""
-        round_of, seat_of, code = self.listeners
+        round_of, _, code = self.listeners
         game = self.listener_game
-        return Samples(per_seat_round[round_of, seat_of].astype(float), game,
-                       round_of if by_round else game, code)
+        values = per_seat_round.ravel().take(self.listener_cells).astype(float)
+        return Samples(values, game, round_of if by_round else game, code)
 
 
 def win_share(seats: Seats) -> Samples:
@@ -147,11 +169,21 @@ def points_per_game(seats: Seats) -> Samples:
 
 
 def outcome(code: int) -> Callable[[Seats], Samples]:
+    """The kernel of an outcome's rate (one function per outcome: ``outcome(c) is
+    outcome(c)``, so that :meth:`Seats.samples` computes it once)."""
+    return _OUTCOMES[code]
+
+
+def _outcome_kernel(code: int) -> Callable[[Seats], Samples]:
     def kernel(seats: Seats) -> Samples:
         return seats.told((seats.batch.outcome_codes == code).astype(float))
 
     kernel.__doc__ = f"One sample a storyteller turn: 1 if it was {OUTCOME_NAMES[code]}."
     return kernel
+
+
+_OUTCOMES = tuple(_outcome_kernel(code) for code in range(len(OUTCOME_NAMES)))
+_SOME_FOUND = _OUTCOMES[OUTCOME_NAMES.index("some_found")]
 
 
 def storyteller_points(seats: Seats) -> Samples:
@@ -180,17 +212,17 @@ def listener_chance(seats: Seats) -> Samples:
 
 
 def listener_accuracy_own(seats: Seats) -> Samples:
-    return listener_accuracy(seats).keep(seats.own_vote)
+    return seats.samples(listener_accuracy).keep(seats.own_vote)
 
 
 def listener_chance_own(seats: Seats) -> Samples:
-    return listener_chance(seats).keep(seats.own_vote)
+    return seats.samples(listener_chance).keep(seats.own_vote)
 
 
 def some_found_rate_own(seats: Seats) -> Samples:
     b = seats.batch
     own_tell = ~seats.failed["tell"][np.arange(b.rounds), b.storyteller]
-    return outcome(OUTCOME_NAMES.index("some_found"))(seats).keep(own_tell)
+    return seats.samples(_SOME_FOUND).keep(own_tell)
 
 
 
