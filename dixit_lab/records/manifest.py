@@ -37,10 +37,12 @@ MANIFEST_NAME = "manifest.json"
 _CHECKED: dict[tuple[str, int, int, int], str] = {}
 
 
-def write_manifest(folder: Path, games_path: Path, games: int) -> None:
+def write_manifest(folder: Path, games_path: Path, games: int, digest: str | None = None
+                   ) -> None:
     """Record that ``games_path`` (in ``folder``) holds ``games`` games, with its size and
-    digest."""
-    digest = file_sha256(games_path)
+    digest (its sha256, read from the file unless the writer of the file computed it on the
+    way: ``digest``)."""
+    digest = digest or file_sha256(games_path)
     manifest = {"games_file": games_path.name, "games": games,
                 "bytes": games_path.stat().st_size, "sha256": digest}
     atomic_write_text(folder / MANIFEST_NAME, json.dumps(manifest, indent=2) + "\n")

@@ -105,13 +105,13 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
     )
 
     folder = Path(folder)
-    games_path = find_records(folder)
-    if games_path is None:
-        raise FileNotFoundError(f"{folder} has no games.jsonl: is it a results folder?")
-    if stats is None:
+    if stats is None:  # (a run's games file may still be being written beside this)
+        games_path = find_records(folder)
+        if games_path is None:
+            raise FileNotFoundError(f"{folder} has no games.jsonl: is it a results folder?")
         stats = rebuild_stats(folder, games_path, show_progress)
     if not stats.games:
-        raise ConfigError(f"{games_path} holds no games")
+        raise ConfigError(f"{find_records(folder) or folder} holds no games")
 
     with stage("agents.csv, find_calibration.csv", show_progress):
         agents = agent_frame(stats).merge(find_rate_frame(stats), on="player", how="left")

@@ -6,19 +6,24 @@ played (a pool worker, or the runner): its rows of the round table
 :class:`~dixit_lab.stats.game_stats.GameStats`), and last its records
 (``games-<first>-<last>.jsonl.zst``, or ``.jsonl``). The records are the truth: a chunk is
 saved when its records file exists, and a missing or unreadable summary is recomputed from
-them. When every game is saved, :func:`merge_parts` concatenates the records (zstd frames
-concatenate: no game is decompressed), moves the round-table parts into the
-``rounds.parquet`` dataset folder and adds up the sums, so that the tables of a million games
-cost about what a chunk's do.
+them. When every game is saved, :func:`merge_parts` adds up the sums and moves the
+round-table parts into the ``rounds.parquet`` dataset folder, so that the tables of a million
+games cost about what a chunk's do; the records are concatenated into the games file (zstd
+frames concatenate: no game is decompressed) while the tables are written
+(:func:`finished_beside`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
 import shutil
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +35,7 @@ from dixit_lab.records.files import RECORD_NAMES, compressor, find_records, reco
 from dixit_lab.stats.game_stats import GameStats, batch_stats
 from dixit_lab.stats.round_table import ROUNDS_DATASET, part_stem, replace_dataset
 
-__all__ = ["merge_parts", "save_part", "summarise_lines"]
+__all__ = ["MergedParts", "finished_beside", "merge_parts", "save_part", "summarise_lines"]
 
 _PART = re.compile(r"^games-(\d+)-(\d+)\.(jsonl(?:\.zst)?)$")
 _CACHE: dict[str, object] = {}
@@ -107,18 +112,80 @@ def _part_stats(path: Path, stem: str, parts: Path, trusted: bool,
                            decks=decks)
 
 
+@dataclass(frozen=True)
+class MergedParts:
+    """Parts merged but for their records: ``stats``, the games' sums, and the round-table
+    dataset in place. :meth:`finish` writes the rest, the games file (the parts' records
+    concatenated, hashed on the way) with its manifest, then removes ``parts/``; nothing the
+    tables read, so a caller may run it beside them (:func:`finished_beside`)."""
+
+    stats: GameStats
+    folder: Path
+    games: int
+    records: str
+    sources: tuple[Path, ...]
+
+    def finish(self) -> None:
+        from dixit_lab.records.manifest import write_manifest
+
+        target = self.folder / records_name(self.records)
+        digest = hashlib.sha256()
+
+        def concatenate(temporary: Path) -> None:
+            with temporary.open("wb") as out:
+                for path in self.sources:
+                    with path.open("rb") as source:
+                        while block := source.read(_BLOCK):
+                            digest.update(block)  # the manifest's digest, in the same pass
+                            out.write(block)
+
+        atomic_write(target, concatenate)
+        write_manifest(self.folder, target, self.games, digest.hexdigest())
+        shutil.rmtree(self.folder / "parts", ignore_errors=True)
+
+
+_BLOCK = 1 << 23  # bytes read at a time when concatenating the records
+
+
+@contextlib.contextmanager
+def finished_beside(merged: MergedParts | None) -> Iterator[None]:
+    """Run ``merged.finish()`` in a thread while the ``with`` block runs (it reads, hashes
+    and writes files: the GIL is free for the block's tables), and wait for it on the way
+    out, whatever ends the block: a Ctrl-C in the block still leaves a whole games file.
+    Its error, if any, is raised after the block's own (None: nothing to do)."""
+    if merged is None:
+        yield
+        return
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            merged.finish()
+        except BaseException as error:  # handed to the main thread below
+            failure.append(error)
+
+    thread = threading.Thread(target=run, name="dixit-lab games file")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failure:
+        raise failure[0]
+
+
 def merge_parts(folder: Path, expected: int, records: str,
                 trusted: set[int] | frozenset[int] = frozenset(),
-                untrusted_specs: frozenset[str] = frozenset()) -> GameStats | None:
-    """Turn ``folder/parts`` into the games file (format ``records``) and the round-table
-    dataset, and return the games' sums; None when the parts do not tile the games
-    0..expected-1 exactly (the caller then merges line by line and rebuilds the tables).
-    ``trusted``: the first games of the parts this run wrote (their sums are read; the
-    others' are recomputed from their records); ``untrusted_specs``: the specs of untrusted
-    seats, never built to ask their predictions."""
+                untrusted_specs: frozenset[str] = frozenset()) -> MergedParts | None:
+    """Merge ``folder/parts``: add up the games' sums, move the round-table parts into the
+    ``rounds.parquet`` dataset and return them with what is left to do, the games file of
+    format ``records`` (:meth:`MergedParts.finish`); None when the parts do not tile the
+    games 0..expected-1 exactly (the caller then merges line by line and rebuilds the
+    tables). ``trusted``: the first games of the parts this run wrote (their sums are read;
+    the others' are recomputed from their records); ``untrusted_specs``: the specs of
+    untrusted seats, never built to ask their predictions."""
     parts = folder / "parts"
     found = _record_parts(parts)
-    target = folder / records_name(records)
     other = find_records(folder)
     if other is not None or not found:
         return None
@@ -137,14 +204,6 @@ def merge_parts(folder: Path, expected: int, records: str,
         if stats.games != last - first + 1:
             return None  # a resumed chunk of scattered games: merge line by line
         total.add(stats)
-
-    def concatenate(temporary: Path) -> None:
-        with temporary.open("wb") as out:
-            for _, _, path in found:
-                with path.open("rb") as source:
-                    shutil.copyfileobj(source, out, 1 << 20)
-
-    atomic_write(target, concatenate)
     dataset = folder / ROUNDS_DATASET
     staging = folder / f".{ROUNDS_DATASET}.new"
     shutil.rmtree(staging, ignore_errors=True)
@@ -153,7 +212,7 @@ def merge_parts(folder: Path, expected: int, records: str,
         stem = part_stem(first, last)
         os.replace(parts / f"rounds-{stem}.parquet", staging / f"part-{stem}.parquet")
     replace_dataset(staging, dataset)
-    return total
+    return MergedParts(total, folder, expected, records, tuple(path for _, _, path in found))
 
 
 def other_records(folder: Path, records: str) -> list[Path]:

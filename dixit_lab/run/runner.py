@@ -52,7 +52,7 @@ from dixit_lab.run.experiment import (
     read_yaml_file,
 )
 from dixit_lab.run.folder import ENGINE_PLAYED
-from dixit_lab.run.parts import merge_parts, other_records, save_part
+from dixit_lab.run.parts import finished_beside, merge_parts, other_records, save_part
 from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
 
 __all__ = ["ModelShareError", "RunResult", "model_shares", "prepare_folder", "run_experiment",
@@ -397,25 +397,28 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     if saved != len(specs):
         raise ConfigError(f"{folder}: {len(specs) - saved} games are missing after the "
                            f"run; run the same command again")
-    stats = None
+    merged = None
     if missing or parts.is_dir():
         remove_manifest(folder)  # the games file is rewritten: its manifest follows it
         with stage("merging the parts", show_progress):
-            stats = merge_parts(folder, len(specs), config.records, written,
-                                setup.untrusted_specs)
-            if stats is None:  # parts of scattered games, or a games file already there
+            merged = merge_parts(folder, len(specs), config.records, written,
+                                 setup.untrusted_specs)
+            if merged is None:  # parts of scattered games, or a games file already there
                 _merge(folder, len(specs), config.records)
-    games_file = find_records(folder)
-    assert games_file is not None  # every game is saved
-    if missing or parts.is_dir() or not (folder / MANIFEST_NAME).is_file():
-        write_manifest(folder, games_file, len(specs))  # an old folder's lines were checked
-    if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go
-        shutil.rmtree(parts)
+    if merged is None:
+        games_file = find_records(folder)
+        assert games_file is not None  # every game is saved
+        if missing or parts.is_dir() or not (folder / MANIFEST_NAME).is_file():
+            write_manifest(folder, games_file, len(specs))  # an old folder's lines: checked
+        if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go
+            shutil.rmtree(parts)
     result = RunResult(folder, len(specs), played, wall, count)
-    if write_outputs:
-        from dixit_lab.report.outputs import write_tables
+    with finished_beside(merged):  # the games file written while the tables are
+        if write_outputs:
+            from dixit_lab.report.outputs import write_tables
 
-        write_tables(folder, result, stats=stats, show_progress=show_progress)
+            write_tables(folder, result, stats=merged.stats if merged else None,
+                         show_progress=show_progress)
     return result
 
 

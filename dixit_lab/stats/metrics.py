@@ -33,7 +33,7 @@ import pandas as pd
 
 from dixit_lab.records.batches import OUTCOME_NAMES
 from dixit_lab.records.format import GameRecord, player_names
-from dixit_lab.stats.intervals import wilson_from_effective
+from dixit_lab.stats.intervals import student_quantile, wilson_from_effective
 from dixit_lab.stats.tables import AGENT_COLUMNS
 
 if TYPE_CHECKING:
@@ -144,13 +144,11 @@ def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tu
 
 def t_quantile(probability: float, df: float) -> float:
     """Quantile of Student's t distribution (``scipy.stats.t.ppf``)."""
-    from scipy.stats import t
-
     if not 0.0 < probability < 1.0:
         raise ValueError(f"probability must be in (0, 1), got {probability}")
     if df <= 0:
         raise ValueError(f"df must be positive, got {df}")
-    return float(t.ppf(probability, df))
+    return student_quantile(probability, df)
 
 
 def mean_interval(

@@ -4,10 +4,15 @@ summary is lost is summarised again from its records; scattered parts take the s
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
+import pytest
 
+from dixit_lab.atomic import file_sha256
 from dixit_lab.run.experiment import parse_config
+from dixit_lab.run.parts import finished_beside, merge_parts, save_part
 from dixit_lab.run.runner import run_experiment
 from tests.games_files import games_text
 
@@ -52,8 +57,6 @@ def test_a_lost_summary_or_scattered_parts_give_the_same_tables(tmp_path) -> Non
     run_experiment(config, broken, show_progress=False, write_outputs=False)
     parts = broken / "parts"
     parts.mkdir()
-    from dixit_lab.run.parts import save_part
-
     lines = games_text(broken).splitlines()
     for path in broken.glob("games.jsonl*"):
         path.unlink()
@@ -74,3 +77,50 @@ def test_a_lost_summary_or_scattered_parts_give_the_same_tables(tmp_path) -> Non
     _same_table(scattered / "agents.csv", whole / "agents.csv")
     _same_table(scattered / "ratings.csv", whole / "ratings.csv")
     assert not (scattered / "parts").exists()
+
+
+def _merged_but_unfinished(tmp_path):
+    """A run's folder whose parts are merged (sums added, round table moved) but whose games
+    file is not written yet: the MergedParts whose finish writes it."""
+    folder = tmp_path / "run"
+    config = parse_config(CONFIG)
+    run_experiment(config, folder, show_progress=False, write_outputs=False)
+    lines = games_text(folder).splitlines()
+    for path in [*folder.glob("games.jsonl*"), folder / "manifest.json"]:
+        path.unlink()
+    (folder / "parts").mkdir()
+    for first in (0, 5, 10):
+        save_part(folder / "parts", list(enumerate(lines))[first:first + 5], "jsonl.zst")
+    merged = merge_parts(folder, 12, "jsonl.zst")
+    assert merged is not None and not (folder / "games.jsonl.zst").exists()
+    return folder, merged, lines
+
+
+def test_the_games_file_is_finished_beside_the_tables_with_its_digest(tmp_path) -> None:
+    folder, merged, lines = _merged_but_unfinished(tmp_path)
+    assert merged.stats.games == 12
+    with finished_beside(merged):
+        pass
+    assert games_text(folder).splitlines() == lines
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["sha256"] == file_sha256(folder / "games.jsonl.zst")  # hashed on the way
+    assert manifest["games"] == 12 and not (folder / "parts").exists()
+
+
+def test_a_ctrl_c_in_the_tables_still_leaves_a_whole_games_file(tmp_path) -> None:
+    folder, merged, lines = _merged_but_unfinished(tmp_path)
+    with pytest.raises(KeyboardInterrupt), finished_beside(merged):
+        raise KeyboardInterrupt
+    assert games_text(folder).splitlines() == lines and (folder / "manifest.json").is_file()
+
+
+def test_a_failure_to_write_the_games_file_is_raised_after_the_tables(tmp_path) -> None:
+    folder, merged, _ = _merged_but_unfinished(tmp_path)
+    merged.sources[1].unlink()  # a part lost under the run's feet
+    done = []
+    with pytest.raises(FileNotFoundError, match="games-0000005"), finished_beside(merged):
+        done.append("tables")
+    assert done == ["tables"]
+    assert not (folder / "games.jsonl.zst").exists()  # never a partial games file
+    assert not (folder / "manifest.json").exists() and (folder / "parts").is_dir()
+    assert not list(folder.glob(".games*"))  # nor its temporary file
