@@ -24,6 +24,8 @@ from dixit_lab.records.format import (
 )
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from dixit_lab.core.cards import Deck
     from dixit_lab.core.rules import RuleSet
 
@@ -123,8 +125,6 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
     hand = stacked("hand").astype(np.int64)
     best = games.scores.max(axis=1, keepdims=True)
     winner_game, winner_seat = np.nonzero(games.scores == best)
-    seat_names = np.asarray(list(names), dtype=object)[games.seating].ravel()
-    players = [name for meta in metas for name in meta["players"]]
     clue_index = stacked("clue")
     rule_text = json_text(record_options(rules))
     return GameBatch(
@@ -133,16 +133,15 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
         rules=pa.array([rules.name] * b, pa.string()), deck=pa.array([deck.name] * b,
                                                                      pa.string()),
         end_reason=pa.array(games.end_reason.tolist(), pa.string()),
-        agents=pa.array(seat_names.tolist(), pa.string()),
-        players=pa.array([str(p) for p in players], pa.string()),
+        agents=_dictionary(games.seating.ravel(), names),
+        players=_players(metas),
         final_scores=games.scores.astype(np.int64),
         winner_game=winner_game.astype(np.int64), winner_seat=winner_seat.astype(np.int64),
         rule_options=[rule_text] * b, round_game=round_game, round_start=round_start,
         round_number=np.arange(r, dtype=np.int64) - round_start[round_game],
         storyteller=stacked("storyteller").astype(np.int64),
         storyteller_card=stacked("card").astype(np.int64),
-        clue=pa.array(np.asarray(list(clue_texts), dtype=object)[clue_index].tolist(),
-                      pa.string()),
+        clue=_dictionary(clue_index, clue_texts),
         display=stacked("display").astype(np.int64),
         card_owner=stacked("card_owner").astype(np.int64),
         votes=stacked("votes").astype(np.int64), points=stacked("points").astype(np.int64),
@@ -154,6 +153,34 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
                      if r else np.zeros(1, np.int32)),
             pa.array(hand.ravel())),
         unperceived=np.zeros((r, n), dtype=np.int64))  # every clue is of the table's bank
+
+
+def _dictionary(codes: np.ndarray, values: Sequence[str]) -> pa.DictionaryArray:
+    """The texts ``values[codes]`` as ``pyarrow.compute.dictionary_encode`` gives them (the
+    distinct texts, first seen first, and an index each) without a Python string per
+    element: equal texts share one code, the codes are encoded, their texts looked up."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    first: dict[str, int] = {}
+    same = np.array([first.setdefault(text, code) for code, text in enumerate(values)],
+                    dtype=np.int64)
+    encoded = pc.dictionary_encode(pa.array(same[np.asarray(codes, dtype=np.int64)]))
+    texts = [values[code] for code in encoded.dictionary.to_pylist()]
+    return pa.DictionaryArray.from_arrays(encoded.indices, pa.array(texts, pa.string()))
+
+
+def _players(metas: Sequence[dict[str, Any]]) -> pa.DictionaryArray:
+    """The games' player names by seat (``meta["players"]``), game after game, as
+    :func:`_dictionary` gives them: a game's names looked up once per distinct seating."""
+    seatings: dict[tuple[str, ...], int] = {}
+    which = np.fromiter((seatings.setdefault(tuple(meta["players"]), len(seatings))
+                         for meta in metas), dtype=np.int64, count=len(metas))
+    names: dict[str, int] = {}
+    rows = np.array([[names.setdefault(str(name), len(names)) for name in seating]
+                     for seating in seatings], dtype=np.int64)
+    return _dictionary(rows[which].ravel() if len(metas) else np.zeros(0, np.int64),
+                       list(names))
 
 
 def _json_strings(texts: np.ndarray, dumps: Any) -> np.ndarray:
