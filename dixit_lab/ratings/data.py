@@ -48,8 +48,29 @@ class RatingData:
 
 
 def _ranks(scores: np.ndarray) -> np.ndarray:
-    """(G, n) competition ranks of (G, n) scores: 1 + how many seats scored more."""
-    return 1 + (scores[:, None, :] > scores[:, :, None]).sum(axis=2)
+    """(G, n) competition ranks of (G, n) scores: 1 + how many seats scored more (one
+    comparison of columns per seat: a (G, n, n) array of a million games was most of the
+    time)."""
+    ranks = np.ones(scores.shape, dtype=np.int64)
+    for seat in range(scores.shape[1]):
+        ranks += scores[:, seat:seat + 1] > scores
+    return ranks
+
+
+def _sorted_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` of int64 keys with few distinct values, by
+    hashing (no sort of every key): the distinct keys in increasing order, and each key's
+    position among them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(pa.array(keys, pa.int64()))
+    found = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=np.int64)
+    order = np.argsort(found, kind="stable")
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return found[order], position[indices]
 
 
 def rating_data_from_arrays(names: Sequence[str],
@@ -78,7 +99,7 @@ def rating_data_from_arrays(names: Sequence[str],
     if packed:
         weights = np.int64(1) << (bits * np.arange(2 * n_max - 1, -1, -1, dtype=np.int64))
         keys = np.concatenate([(rows(s, r) + 1) @ weights for s, r in tables])
-        distinct, pattern = np.unique(keys, return_inverse=True)
+        distinct, pattern = _sorted_codes(keys)
         unique = (distinct[:, None] // weights[None, :]) % (np.int64(1) << bits) - 1
     else:
         unique, pattern = np.unique(np.concatenate([rows(s, r) for s, r in tables]), axis=0,

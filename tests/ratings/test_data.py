@@ -7,7 +7,7 @@ import numpy as np
 from scipy import sparse
 
 from dixit_lab.ratings import plackett_luce
-from dixit_lab.ratings.data import rating_data
+from dixit_lab.ratings.data import _ranks, _sorted_codes, rating_data
 from dixit_lab.ratings.openskill import _plackett_luce_defaults, openskill_data
 from dixit_lab.ratings.plackett_luce import _bootstrap, _fit_all
 
@@ -105,3 +105,17 @@ def test_openskill_without_the_library_objects_is_the_library() -> None:
     fast = _plackett_luce_defaults(mixed)
     for row in openskill_data(mixed, model="PlackettLuce", mu=25.0).itertuples():
         assert np.allclose(fast[row.player], (row.mu, row.sigma), rtol=1e-12)
+
+
+def test_ranks_and_pattern_codes_are_the_direct_ones() -> None:
+    """The ranks (one comparison per seat) and the keys' codes (hashed, then sorted) are
+    what the direct definitions give: 1 + seats that scored more, np.unique's inverse."""
+    rng = np.random.default_rng(7)
+    for games, top in ((1_000, 3), (20_000, 40), (5, 1)):
+        scores = rng.integers(0, top, size=(games, 5))
+        direct = 1 + (scores[:, None, :] > scores[:, :, None]).sum(axis=2)
+        assert np.array_equal(_ranks(scores), direct)
+        keys = rng.integers(-3, 400, size=games).astype(np.int64) * 104_729
+        distinct, inverse = np.unique(keys, return_inverse=True)
+        found, codes = _sorted_codes(keys)
+        assert np.array_equal(found, distinct) and np.array_equal(codes, inverse.ravel())
