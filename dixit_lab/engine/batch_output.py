@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from dixit_lab.core.cards import Deck
     from dixit_lab.core.rules import RuleSet
 
-__all__ = ["columns", "json_lines"]
+__all__ = ["columns", "json_lines", "json_records", "lines_of"]
 
 
 def json_lines(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
@@ -38,6 +38,22 @@ def json_lines(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, 
     """The records of the games of ``games`` (a ``batched._Batch`` that played ``rounds``) as
     JSON lines, byte for byte as ``GameRecord.to_json`` writes them
     (written from templates: ``json.dumps`` per game would cost more than the games)."""
+    return lines_of(json_records(games, rounds, rules, deck, names, clue_texts, metas))
+
+
+def lines_of(records: str) -> list[str]:
+    """The lines of a records text of :func:`json_records` (JSON text holds no raw newline:
+    a line is a game)."""
+    lines = records.split("\n")
+    lines.pop()  # after the last newline
+    return lines
+
+
+def json_records(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
+                 names: Sequence[str], clue_texts: Sequence[str],
+                 metas: Sequence[dict[str, Any]] | None) -> str:
+    """:func:`json_lines` as the text of a games file: each line and its newline (what a
+    chunk's part saves, made at once instead of joined from the lines)."""
     dumps = json_text
 
     top = max([1, *(int(r[key].max()) for r in rounds
@@ -98,7 +114,7 @@ def json_lines(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, 
     tails = np.array([f',"meta":{_meta_json(meta, dumps)}' if meta else ""
                       for meta in (metas if metas is not None else [None] * b)],
                      dtype=object)
-    return list(_concat([*fields, tails, "}"], b))
+    return _concat_text([*fields, tails, "}"], b, "\n")
 
 
 def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
@@ -193,12 +209,18 @@ def _json_strings(texts: np.ndarray, dumps: Any) -> np.ndarray:
 def _concat(columns: list[Any], size: int) -> np.ndarray:
     """Row-wise concatenation of string columns (object arrays or constants) into ``size``
     strings, with one C-level join and one split instead of an operation per cell."""
+    parts = _concat_text(columns, size, "\x01").split("\x01")
+    return np.array(parts[:-1], dtype=object)
+
+
+def _concat_text(columns: list[Any], size: int, end: str) -> str:
+    """The ``size`` rows of :func:`_concat` in one text, each ended by ``end`` (a character
+    JSON text never holds raw: a control character)."""
     table = np.empty((size, len(columns) + 1), dtype=object)
     for index, column in enumerate(columns):
         table[:, index] = column
-    table[:, -1] = "\x01"  # JSON text never holds a raw control character
-    parts = "".join(table.ravel().tolist()).split("\x01")
-    return np.array(parts[:-1], dtype=object)
+    table[:, -1] = end
+    return "".join(table.ravel().tolist())
 
 
 _PLAYERS_JSON: dict[tuple[str, ...], str] = {}

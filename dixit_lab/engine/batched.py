@@ -31,7 +31,7 @@ from dixit_lab.core.seeding import (
     stream_base,
     uniforms,
 )
-from dixit_lab.engine.batch_output import columns, json_lines
+from dixit_lab.engine.batch_output import columns, json_lines, json_records
 from dixit_lab.records.batches import GameBatch
 
 __all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "TableShape", "Tables", "batch_blocker",
@@ -186,11 +186,12 @@ def play_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
 
 def play_batch_columns(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
                        seeds: Sequence[Any], metas: Sequence[dict[str, Any]],
-                       indices: Sequence[int]) -> tuple[list[str], GameBatch]:
-    """:func:`play_batch`'s JSON lines and the same games as a
+                       indices: Sequence[int]) -> tuple[str, GameBatch]:
+    """:func:`play_batch`'s JSON lines as one text (each line and its newline:
+    ``batch_output.lines_of`` splits it) and the same games as a
     :class:`~dixit_lab.records.batches.GameBatch` (``indices``: their record indices)."""
     games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds)
-    return (json_lines(games, rounds, rules, deck, names, clue_texts, metas),
+    return (json_records(games, rounds, rules, deck, names, clue_texts, metas),
             columns(games, rounds, rules, deck, names, clue_texts, metas, indices))
 
 

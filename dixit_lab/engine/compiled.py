@@ -31,7 +31,7 @@ import numpy as np
 from dixit_lab.core.agent import Agent
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import DECK_EXHAUSTED_MODES, RuleSet, search_points, vote_bonus
-from dixit_lab.engine.batch_output import columns, json_lines
+from dixit_lab.engine.batch_output import columns, json_lines, json_records
 from dixit_lab.engine.batched import (
     Tables,
     TableShape,
@@ -142,11 +142,11 @@ def play_compiled(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
 
 def play_compiled_columns(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
                           seeds: Sequence[Any], metas: Sequence[dict[str, Any]],
-                          indices: Sequence[int]) -> tuple[list[str], GameBatch]:
-    """:func:`play_compiled`'s lines and the same games as a
+                          indices: Sequence[int]) -> tuple[str, GameBatch]:
+    """:func:`play_compiled`'s lines as one text and the same games as a
     :class:`~dixit_lab.records.batches.GameBatch` (as ``batched.play_batch_columns``)."""
     games, rounds, names, clue_texts = run_compiled(tables, rules, deck, seeds)
-    return (json_lines(games, rounds, rules, deck, names, clue_texts, metas),
+    return (json_records(games, rounds, rules, deck, names, clue_texts, metas),
             columns(games, rounds, rules, deck, names, clue_texts, metas, indices))
 
 

@@ -82,8 +82,8 @@ def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path,
     from dixit_lab.run.parts import save_part
     from dixit_lab.run.tournament import play_chunk_columns
 
-    results, batch = play_chunk_columns(setup, chunk)
-    save_part(parts, results, records, batch, setup.untrusted_specs, setup.decks())
+    results, batch, text = play_chunk_columns(setup, chunk)
+    save_part(parts, results, records, batch, setup.untrusted_specs, setup.decks(), text)
     return [(index, None) for index, _ in results]
 
 

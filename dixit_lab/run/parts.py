@@ -66,19 +66,23 @@ def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: P
 
 def save_part(parts: Path, results: Sequence[tuple[int, str]], records: str,
               batch: GameBatch | None = None, untrusted: frozenset[str] = frozenset(),
-              decks: DeckLookup = by_name) -> None:
+              decks: DeckLookup = by_name, text: str | None = None) -> None:
     """Write a finished chunk's three files (the records last); ``batch``: its games in
-    columns, when the engine gave them; ``decks``: the deck they were played with."""
+    columns, when the engine gave them; ``decks``: the deck they were played with;
+    ``text``: the lines of ``results`` as one text, each line and its newline, when the
+    engine gave it (else they are joined here)."""
     indices = [index for index, _ in results]
     lines = [line for _, line in results]
     stem = part_stem(indices[0], indices[-1])
     stats = summarise_lines(lines, indices, parts / f"rounds-{stem}.parquet", batch,
                             untrusted, decks)
     atomic_write_text(parts / f"stats-{stem}.json", json.dumps(stats.to_json()))
-    text = "\n".join([*lines, ""]).encode()  # each line and its newline, in one join
+    if text is None:
+        text = "\n".join([*lines, ""])  # each line and its newline, in one join
+    data = text.encode()
     if records.endswith(".zst"):
-        text = compressor().compress(text)  # type: ignore[attr-defined]
-    atomic_write_bytes(parts / f"games-{stem}.{records}", text)
+        data = compressor().compress(data)  # type: ignore[attr-defined]
+    atomic_write_bytes(parts / f"games-{stem}.{records}", data)
 
 
 def _record_parts(parts: Path) -> list[tuple[int, int, Path]]:

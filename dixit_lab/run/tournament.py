@@ -317,7 +317,9 @@ _SHARED: dict[tuple[Any, ...], dict[str, Agent]] = {}
 
 
 def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = False
-                  ) -> tuple[list[tuple[int, str]], Any]:
+                  ) -> tuple[list[tuple[int, str]], Any, str | None]:
+    from dixit_lab.engine.batch_output import lines_of
+
     if setup.engine_choice()[0] == "compiled":
         from dixit_lab.engine.compiled import play_compiled as play_batch
         from dixit_lab.engine.compiled import play_compiled_columns as play_batch_columns
@@ -334,26 +336,29 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = Fals
     metas = [{"game": game.index, "deal": game.deal,
               "players": [setup.names[s] for s in game.seats]} for game in chunk]
     seeds = [setup.game_seed(game.deal) for game in chunk]
-    batch = None
+    batch = text = None
     try:
         if columns:
-            lines, batch = play_batch_columns(tables, setup.rules, deck, seeds, metas,
-                                              [game.index for game in chunk])
+            text, batch = play_batch_columns(tables, setup.rules, deck, seeds, metas,
+                                             [game.index for game in chunk])
+            lines = lines_of(text)
         else:
             lines = play_batch(tables, setup.rules, deck, seeds, metas)
     except Exception as error:
         raise GameFailed(f"games {chunk[0].index}..{chunk[-1].index} ({engine}): "
                          f"{type(error).__name__}: {error}") from error
-    return [(game.index, line) for game, line in zip(chunk, lines, strict=True)], batch
+    pairs = [(game.index, line) for game, line in zip(chunk, lines, strict=True)]
+    return pairs, batch, text
 
 
 def play_chunk_columns(setup: TableSetup, chunk: list[GameSpec]
-                       ) -> tuple[list[tuple[int, str]], Any]:
+                       ) -> tuple[list[tuple[int, str]], Any, str | None]:
     """:func:`play_chunk`, and with the batched engine the games as a
-    :class:`~dixit_lab.records.batches.GameBatch` too (else None)."""
+    :class:`~dixit_lab.records.batches.GameBatch` too and their lines as one text, each
+    line and its newline (else None and None)."""
     if setup.engine != "reference" and chunk and setup.batched():
         return _play_batched(setup, chunk, columns=True)
-    return play_chunk(setup, chunk), None
+    return play_chunk(setup, chunk), None, None
 
 
 def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:

@@ -22,8 +22,8 @@ def test_the_engines_columns_are_its_lines_parsed(players) -> None:
                            "players": players, "engine": "batched"})
     setup = table_setup(config)
     chunk = list(game_specs(config))[3:40]
-    results, batch = play_chunk_columns(setup, chunk)
-    assert batch is not None
+    results, batch, text = play_chunk_columns(setup, chunk)
+    assert batch is not None and text == "".join(f"{line}\n" for _, line in results)
     (parsed,) = batches_of_lines([line.encode() + b"\n" for _, line in results],
                                  np.array([index for index, _ in results]))
     for name, value in vars(parsed).items():
