@@ -133,11 +133,13 @@ class GameBatch:
     def votes_received(self) -> np.ndarray:
         """(R, n) votes of other players on the seat's cards (for the storyteller: the
         finds); a vote on one's own card, which ``own_card_votes`` allows, is nobody's."""
-        rows, seats = np.nonzero(self.votes >= 0)
-        owners = self.card_owner[rows, self.votes[rows, seats]]
+        votes = self.votes.ravel()
+        cast = np.flatnonzero(votes >= 0)  # (round * n + seat) of every vote
+        rows, seats = np.divmod(cast, self.n)
+        shown = self.card_owner.shape[1]
+        owners = self.card_owner.ravel().take(rows * shown + votes.take(cast))
         others = owners != seats
-        rows, owners = rows[others], owners[others]
-        flat = np.bincount(rows * self.n + owners, minlength=self.rounds * self.n)
+        flat = np.bincount((rows * self.n + owners)[others], minlength=self.rounds * self.n)
         return flat.reshape(self.rounds, self.n)
 
     @cached_property

@@ -248,17 +248,24 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
     teller = seats.teller
     listener_code = seats.listeners[2]
     failed = seats.failed
+    seat_round_code = seat_code[batch.round_game].ravel()  # (R * n,) each seat-round's player
+
+    def per_seat_round(values: np.ndarray) -> list[int]:
+        """The sums of (R, n) integer counts by player (none, as a batched engine's faults
+        usually are: zeros without a pass over them)."""
+        return count(seat_round_code, values.ravel()) if values.any() else [0] * p
+
     counts = {
         "seats": count(codes), "games": count(samples["win_share"].player),
         "storyteller_turns": count(teller), "listener_turns": count(listener_code),
-        "faults": count(seat_code[batch.round_game].ravel(), batch.faults.ravel()),
-        "unperceived": count(seat_code[batch.round_game].ravel(), batch.unperceived.ravel()),
+        "faults": per_seat_round(batch.faults),
+        "unperceived": per_seat_round(batch.unperceived),
         "share_sum": count(codes, share.ravel()),
         # a tell; a submit and a vote (exact sums: added element by element)
         "decisions": [a + 2 * b for a, b in zip(count(teller), count(listener_code),
                                                 strict=True)],
-        "action_faults": count(seat_code[batch.round_game].ravel(), np.sum(
-            [failed[action] for action in DECISIONS], axis=0).ravel().astype(np.int64)),
+        "action_faults": per_seat_round(np.sum([failed[action] for action in DECISIONS],
+                                               axis=0, dtype=np.int64)),
     }
     if predicted is None:
         predicted = np.full(r, np.nan)
