@@ -130,7 +130,8 @@ _DEFAULTS = (25.0, 25.0 / 3.0, 25.0 / 6.0, 25.0 / 300.0, 0.0001)
 _Plan = tuple[list[str], list[int], list[tuple[int, int]], list[list[int]], bool]
 
 
-def _plackett_luce_defaults(data: RatingData) -> dict[str, tuple[float, float]]:
+def _plackett_luce_defaults(data: RatingData, compiled: bool = False
+                            ) -> dict[str, tuple[float, float]]:
     """``openskill.models.PlackettLuce()``'s ratings of every game in order, computed as the
     library computes them (same operations in the same order: the same floats; teams of one
     seat, no weights, margins or balance), without its per-game objects: 20 times faster in
@@ -138,7 +139,7 @@ def _plackett_luce_defaults(data: RatingData) -> dict[str, tuple[float, float]]:
     ``fast`` extra from ``_COMPILED_FROM_GAMES`` games
     (the same floats: ``tests/ratings/test_openskill_kernel.py``)."""
     plans = _plans(data)
-    walk = _compiled_walk() if data.games >= _COMPILED_FROM_GAMES else None
+    walk = _compiled_walk() if compiled or data.games >= _COMPILED_FROM_GAMES else None
     if walk is not None:
         index = {name: i for i, name in enumerate(data.names)}
         mu, sigma, first_seen = walk([([index[n] for n in names], a, below, ahead, rated)
@@ -148,6 +149,18 @@ def _plackett_luce_defaults(data: RatingData) -> dict[str, tuple[float, float]]:
                        if first_seen[i] >= 0)
         return {data.names[i]: (float(mu[i]), float(sigma[i])) for _, i in order}
     return _plackett_luce_python(plans, data.pattern)
+
+
+def prepare_walk(games: int) -> None:
+    """Load what :func:`openskill_data` will use for ``games`` games: the compiled walk (Numba
+    and its cached machine code, a fraction of a second) when a run this long uses it, by
+    walking two games; nothing otherwise."""
+    if games < _COMPILED_FROM_GAMES or _compiled_walk() is None:
+        return
+    from dixit_lab.ratings.data import rating_data
+
+    _plackett_luce_defaults(rating_data([(("a", "b"), (1.0, 0.0)), (("b", "a"), (2.0, 2.0))]),
+                            compiled=True)
 
 
 def _compiled_walk() -> Any:

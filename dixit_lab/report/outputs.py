@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from dixit_lab.progress import stage
 from dixit_lab.records.files import find_records
 from dixit_lab.stats.game_stats import GameStats, batch_stats
 
-__all__ = ["rebuild_stats", "write_tables"]
+__all__ = ["prepare_outputs", "rebuild_stats", "write_tables"]
 
 
 def _seed(folder: Path) -> int:
@@ -43,6 +44,34 @@ def _untrusted_specs(folder: Path) -> frozenset[str]:
                          if isinstance(p, dict) and p.get("isolation", "none") != "none")
     except (OSError, yaml.YAMLError, AttributeError):
         return frozenset()
+
+
+def prepare_outputs(games: int) -> threading.Thread:
+    """Start loading, in a daemon thread, what :func:`write_tables` will use for a run of
+    ``games`` games: the plotting library with its fonts (a figure drawn to memory) and the
+    compiled OpenSkill walk when a run this long uses it. For a runner whose games are
+    played by other processes (its wait does this work, not the end of the run); start it
+    only once they are forked. A failure here is let go: the tables meet it again and say
+    so."""
+
+    def load() -> None:
+        try:
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
+            from matplotlib.figure import Figure
+
+            from dixit_lab.ratings.openskill import prepare_walk
+            from dixit_lab.report import page  # noqa: F401 (what writes the report)
+
+            figure = Figure(figsize=(1, 1))
+            figure.subplots().set_title("dixit")
+            FigureCanvasAgg(figure).print_png(io.BytesIO())
+            prepare_walk(games)
+        except Exception:  # met again where it matters
+            pass
+
+    thread = threading.Thread(target=load, name="dixit-lab outputs", daemon=True)
+    thread.start()
+    return thread
 
 
 def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -> GameStats:

@@ -372,6 +372,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     start = time.perf_counter()
     played = 0
     written: set[int] = set()  # the first game of each part this run wrote
+    loading = None  # what the tables will need, loaded while other processes play
     if missing:
         parts.mkdir(exist_ok=True)
         chunks = chunked(missing, chunk_size_for(config, setup, chunk_size, count))
@@ -385,6 +386,10 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                     if results[0][1] is not None:  # not written by the worker itself
                         save_part(parts, results, records,  # type: ignore[arg-type]
                                   untrusted=setup.untrusted_specs, decks=setup.decks())
+                    if loading is None and write_outputs and kind != "local" and count != 1:
+                        from dixit_lab.report.outputs import prepare_outputs
+
+                        loading = prepare_outputs(len(specs))  # the workers are forked now
                     saved += len(results)
                     written.add(results[0][0])
                     played += len(results)

@@ -264,8 +264,8 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
         # a tell; a submit and a vote (exact sums: added element by element)
         "decisions": [a + 2 * b for a, b in zip(count(teller), count(listener_code),
                                                 strict=True)],
-        "action_faults": per_seat_round(np.sum([failed[action] for action in DECISIONS],
-                                               axis=0, dtype=np.int64)),
+        "action_faults": per_seat_round(np.stack([failed[action] for action in DECISIONS])
+                                        .sum(axis=0, dtype=np.int64)),
     }
     if predicted is None:
         predicted = np.full(r, np.nan)
