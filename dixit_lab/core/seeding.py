@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -34,6 +34,7 @@ __all__ = [
     "SEATS_PER_HASH",
     "SEAT_PERSON",
     "CounterStream",
+    "DealSeeds",
     "GameSeed",
     "Streams",
     "deal_seed",
@@ -337,6 +338,44 @@ def stream(seed: GameSeed, *key: int) -> np.random.Generator:
     parent = as_seed_sequence(seed)
     child = np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, *key))
     return np.random.Generator(np.random.PCG64(child))
+
+
+class DealSeeds(Sequence[np.random.SeedSequence]):
+    """The seeds of some deals of one experiment whose deals need no secret:
+    ``game_seed(experiment_seed, deal)`` for each of ``deals``, kept as the deals. A
+    ``SeedSequence`` is made only when one is asked for (making one is microseconds, the
+    batched engine's whole game a few dozen); :meth:`keys` and :meth:`fields` give what the
+    batched engines read of them all at once, the same numbers."""
+
+    def __init__(self, experiment_seed: int, deals: Sequence[int]) -> None:
+        self.experiment_seed = int(experiment_seed)
+        self.deals = [int(deal) for deal in deals]
+
+    def __len__(self) -> int:
+        return len(self.deals)
+
+    @overload
+    def __getitem__(self, index: int) -> np.random.SeedSequence: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> DealSeeds: ...
+
+    def __getitem__(self, index: int | slice) -> np.random.SeedSequence | DealSeeds:
+        if isinstance(index, slice):
+            return DealSeeds(self.experiment_seed, self.deals[index])
+        return game_seed(self.experiment_seed, self.deals[index])
+
+    def keys(self) -> np.ndarray:
+        """(B, 2) uint64: each deal's :func:`game_key`."""
+        found = game_keys(self.experiment_seed, np.asarray(self.deals, dtype=np.int64))
+        if found is None:  # a seed too long for the vectorised hash
+            found = np.array([game_key(seed) for seed in self], dtype=np.uint64)
+        return found.reshape(len(self), 2)
+
+    def fields(self) -> list[tuple[int, tuple[int, ...]]]:
+        """Each deal's :func:`seed_fields` (what its record stores): the experiment seed and
+        the deal."""
+        return [(self.experiment_seed, (deal,)) for deal in self.deals]
 
 
 def seed_fields(seed: GameSeed) -> tuple[int, tuple[int, ...]]:

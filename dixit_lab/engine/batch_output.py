@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dixit_lab.core.rules import record_options
-from dixit_lab.core.seeding import seed_fields
+from dixit_lab.core.seeding import DealSeeds, seed_fields
 from dixit_lab.records.batches import GameBatch
 from dixit_lab.records.format import (
     GAME_FIELDS,
@@ -93,7 +93,8 @@ def json_records(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet
     seatings, seating_rows = np.unique(games.seating, axis=0, return_inverse=True)
     agents = np.array([dumps([names[i] for i in seating]) for seating in seatings.tolist()],
                       dtype=object)[seating_rows.ravel()]
-    seeds = [seed_fields(seed) for seed in games.seeds]
+    seeds = games.seeds.fields() if isinstance(games.seeds, DealSeeds) else \
+        [seed_fields(seed) for seed in games.seeds]
     best = games.scores.max(axis=1, keepdims=True)
     bits = ((games.scores == best) * (1 << np.arange(games.shape.n))).sum(axis=1)
     winner_lists = np.array([",".join(str(s) for s in range(games.shape.n) if mask >> s & 1)

@@ -24,6 +24,7 @@ from dixit_lab.core.agent import Agent, GameContext
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import RuleSet, score_batch
 from dixit_lab.core.seeding import (
+    DealSeeds,
     Streams,
     game_key,
     game_keys,
@@ -254,9 +255,11 @@ def prepare_tables(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck
     return Tables(shape, agents, seating, policies, names, clue_texts)
 
 
-def _keys(seeds: list[Any]) -> np.ndarray:
+def _keys(seeds: Sequence[Any]) -> np.ndarray:
     """The games' keys, (B, 2) uint64: vectorised when the seeds are one experiment's
-    ``game_seed(seed, deal)`` sequences, else one at a time."""
+    ``game_seed(seed, deal)`` sequences (or their :class:`DealSeeds`), else one at a time."""
+    if isinstance(seeds, DealSeeds):
+        return seeds.keys()
     first = seeds[0]
     if all(isinstance(s, np.random.SeedSequence) for s in seeds):
         entropy = first.entropy
@@ -268,13 +271,19 @@ def _keys(seeds: list[Any]) -> np.ndarray:
     return np.array([game_key(seed) for seed in seeds], dtype=np.uint64).reshape(len(seeds), 2)
 
 
+def game_seeds(seeds: Sequence[Any]) -> Sequence[Any]:
+    """The games' seeds as a batch keeps them: a :class:`DealSeeds` as it is (its
+    ``SeedSequence`` objects are never made), any other sequence as a list."""
+    return seeds if isinstance(seeds, DealSeeds) else list(seeds)
+
+
 class _Batch:
     """The state of B games of one table shape."""
 
     def __init__(self, shape: TableShape, rules: RuleSet, seeds: Sequence[Any],
                  seating: np.ndarray) -> None:
         self.shape, self.rules = shape, rules
-        self.seeds = list(seeds)
+        self.seeds = game_seeds(seeds)
         self.seating = seating  # (B, n): the policy of each seat of each game
         self.single = 0 if int(seating.max()) == 0 else None
         b = len(self.seeds)

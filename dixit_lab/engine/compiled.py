@@ -37,6 +37,7 @@ from dixit_lab.engine.batched import (
     TableShape,
     _keys,
     batch_blocker,
+    game_seeds,
     prepare_tables,
     rules_supported,
 )
@@ -122,7 +123,7 @@ class _Played:
     """What the records writer reads of a batch (the batched engine's ``_Batch`` fields)."""
 
     shape: TableShape
-    seeds: list[Any]
+    seeds: Sequence[Any]
     seating: np.ndarray
     end_round: np.ndarray
     end_reason: np.ndarray
@@ -164,9 +165,10 @@ def run_compiled(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
             name = getattr(agent, "spec", None) or agent.name
             raise ValueError(f"agent {name!r}: {blocker}; use engine: batched or auto")
     table = prepare_tables(tables, rules, deck, seeds)
-    keys = _keys(list(seeds))
+    seeds = game_seeds(seeds)
+    keys = _keys(seeds)
     flat = play_keys(table, rules, keys)
-    games = _Played(table.shape, list(seeds), table.seating, flat.end_round,
+    games = _Played(table.shape, seeds, table.seating, flat.end_round,
                     _END_REASONS[flat.end_reason], flat.final)
     return games, flat.by_round(), table.names, table.clue_texts
 

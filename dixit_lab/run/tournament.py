@@ -17,7 +17,7 @@ from dixit_lab.core.agent import Agent, make_agent
 from dixit_lab.core.cards import load_deck
 from dixit_lab.core.recording import Recording, chunk_player, recording
 from dixit_lab.core.rules import RuleSet
-from dixit_lab.core.seeding import deal_seed
+from dixit_lab.core.seeding import DealSeeds, deal_seed
 from dixit_lab.engine.game import play_game
 from dixit_lab.engine.seats import GameFailed, make_seat_agent, seat_info
 from dixit_lab.engine.trust import TRUSTED, Isolation
@@ -92,6 +92,13 @@ class TableSetup:
     def game_seed(self, deal: int) -> np.random.SeedSequence:
         """The ``SeedSequence`` of deal ``deal`` (:func:`~dixit_lab.core.seeding.deal_seed`)."""
         return deal_seed(self.seed, deal, self.secret)
+
+    def deal_seeds(self, deals: Sequence[int]) -> Sequence[np.random.SeedSequence]:
+        """:meth:`game_seed` of each of ``deals``: a :class:`~dixit_lab.core.seeding.
+        DealSeeds` (no object a game) when the deals need no secret."""
+        if self.secret is None:
+            return DealSeeds(self.seed, deals)
+        return [self.game_seed(deal) for deal in deals]
 
     @property
     def untrusted(self) -> bool:
@@ -335,7 +342,7 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = Fals
     tables = [[shared[setup.specs[s]] for s in game.seats] for game in chunk]
     metas = [{"game": game.index, "deal": game.deal,
               "players": [setup.names[s] for s in game.seats]} for game in chunk]
-    seeds = [setup.game_seed(game.deal) for game in chunk]
+    seeds = setup.deal_seeds([game.deal for game in chunk])
     batch = text = None
     try:
         if columns:

@@ -12,6 +12,7 @@ from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import (
     CounterStream,
+    DealSeeds,
     Streams,
     first_numbers,
     game_key,
@@ -163,3 +164,21 @@ def test_the_batch_blake2b_is_hashlibs():
                                      person=person).digest()
             assert [int(word[g]) for word in got] == [
                 int.from_bytes(digest[8 * i:8 * i + 8], "little") for i in range(digest_words)]
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**40 + 3, 2**200 + 1])
+def test_deal_seeds_are_each_deals_game_seed(seed):
+    """DealSeeds (the batched engines' seeds, no object a game) give the keys and record
+    fields of game_seed(seed, deal) for each deal, slice as a list does, and make the
+    SeedSequence itself when one is asked for (a seed too long for the vectorised hash
+    included)."""
+    deals = [5, 0, 3, 2**31 + 9, 5]
+    seeds = DealSeeds(seed, deals)
+    direct = [game_seed(seed, deal) for deal in deals]
+    assert len(seeds) == 5
+    assert seeds.keys().tolist() == [list(game_key(s)) for s in direct]
+    assert seeds.fields() == [seed_fields(s) for s in direct]
+    assert [s.generate_state(4).tolist() for s in seeds] == \
+        [s.generate_state(4).tolist() for s in direct]
+    part = seeds[1:3]
+    assert isinstance(part, DealSeeds) and part.deals == [0, 3]
