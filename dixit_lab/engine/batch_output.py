@@ -7,6 +7,7 @@ summarising a chunk (:mod:`dixit_lab.run.parts`) costs no parsing of what was ju
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +74,7 @@ def json_records(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet
 
     b = len(games.seeds)
     keys = round_json_keys()
-    clue_json = np.array([dumps(text) for text in clue_texts], dtype=object)
+    clue_json = _clue_json(tuple(clue_texts))
     by_round = np.full((len(rounds), b), "", dtype=object)
     for index, rnd in enumerate(rounds):
         values = {"storyteller": numbers[rnd["storyteller"] + 1],
@@ -198,6 +199,13 @@ def _players(metas: Sequence[dict[str, Any]]) -> pa.DictionaryArray:
                      for seating in seatings], dtype=np.int64)
     return _dictionary(rows[which].ravel() if len(metas) else np.zeros(0, np.int64),
                        list(names))
+
+
+@functools.lru_cache(maxsize=4)
+def _clue_json(clue_texts: tuple[str, ...]) -> np.ndarray:
+    """A table's clue texts as JSON strings (object array), made once per bank, not per
+    chunk (4,006 texts: 3 µs a game of a 5,000-game chunk)."""
+    return np.array([json_text(text) for text in clue_texts], dtype=object)
 
 
 def _json_strings(texts: np.ndarray, dumps: Any) -> np.ndarray:
