@@ -10,9 +10,10 @@ compiled``: the compiled kernel, which ``auto`` picks from 100,000 games). Print
 of the games alone (the same chunks played on the same pool, their records thrown away: what
 the engine costs), the play phase as the command reports it (the games, and each chunk
 summarised and saved where it was played), the whole command's time, its ratio to the games
-alone, the peak resident memory of the command and its workers, the size of the games file
-and of the round table per game, and checks that the folder holds every file the
-quickstart's does. With ``--repeats N`` the games alone and the whole command run N times,
+alone (and the ratio of their CPU seconds, every process counted: what other load on a
+shared machine moves least), the peak resident memory of the command and its workers, the
+size of the games file and of the round table per game, and checks that the folder holds
+every file the quickstart's does. With ``--repeats N`` the games alone and the whole command run N times,
 alternating (a shared machine's load falls on both), each pair's ratio printed and their
 median. Targets: whole command <= 3x the game time, peak < 1.5 GB at 200,000 and 1,000,000
 games (the Scale issue); <= 1.5x at 1,000,000 games with the batched engine (the Speed
@@ -60,15 +61,20 @@ def main() -> None:
         path.write_text(yaml.safe_dump(config))
         print(f"{args.games:,} games, {args.workers} workers, engine {args.engine}, table "
               f"{', '.join(TABLE)}")
-        ratios = []
+        ratios, cpu_ratios = [], []
         for repeat in range(max(args.repeats, 1)):
+            before = _children_cpu()
             alone = _games_alone(path, args.workers)
+            alone_cpu = _children_cpu() - before
             shutil.rmtree(folder, ignore_errors=True)
+            before = _children_cpu()
             start = time.perf_counter()
             done = subprocess.run([sys.executable, "-m", "dixit_lab.cli", "run", str(path),
                                    "--out", str(folder), "--quiet"], capture_output=True,
                                   text=True)
             wall = time.perf_counter() - start
+            whole_cpu = _children_cpu() - before
+            cpu_ratios.append(whole_cpu / alone_cpu)
             if done.returncode != 0:
                 sys.exit(f"the run failed:\n{done.stderr[-2000:]}")
             match = re.search(r"in ([\d.]+) s of play", done.stdout)
@@ -77,7 +83,8 @@ def main() -> None:
             if args.repeats > 1:
                 print(f"  pair {repeat + 1}: games alone {alone:.1f} s, play phase "
                       f"{games_seconds:.1f} s, whole command {wall:.1f} s: "
-                      f"{wall / alone:.2f}x")
+                      f"{wall / alone:.2f}x (CPU of every process {alone_cpu:.0f} / "
+                      f"{whole_cpu:.0f} s: {whole_cpu / alone_cpu:.2f}x)")
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         games_file = folder / f"games.{args.records}"
         size = games_file.stat().st_size
@@ -90,7 +97,7 @@ def main() -> None:
             print(f"  the whole command, median of {len(ratios)} pairs: "
                   f"{statistics.median(ratios):.2f}x the games alone (pairs "
                   f"{min(ratios):.2f}-{max(ratios):.2f}x; targets <= 3x, <= 1.5x at "
-                  f"1,000,000)")
+                  f"1,000,000); its CPU {statistics.median(cpu_ratios):.2f}x theirs")
         else:
             print(f"  the games alone (same chunks, same pool): {alone:8.1f} s")
             print(f"  play phase as the command reports it:     {games_seconds:8.1f} s  "
@@ -98,11 +105,20 @@ def main() -> None:
             print(f"  the whole command:                        {wall:8.1f} s  "
                   f"({wall / alone:.2f}x the games alone; targets <= 3x, <= 1.5x at "
                   f"1,000,000)")
+            print(f"  CPU of every process: games alone {alone_cpu:.1f} s, whole command "
+                  f"{whole_cpu:.1f} s ({whole_cpu / alone_cpu:.2f}x: what a loaded machine "
+                  f"does not move)")
         print(f"  peak resident memory (largest process): {peak_mb:,.0f} MB  (target < 1,500)")
         print(f"  {games_file.name}: {size / 1e6:,.1f} MB, {size / args.games:,.0f} bytes a game;"
               f" rounds.parquet: {rounds / 1e6:,.1f} MB, {rounds / args.games:,.0f} bytes a game")
         print("  every output file of the quickstart: " + (
             "yes" if not missing else f"NO, missing {', '.join(missing)}"))
+
+
+def _children_cpu() -> float:
+    """User and system seconds of this process's finished children (and theirs)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _games_alone(path: Path, workers: int) -> float:
