@@ -13,9 +13,9 @@ summarised and saved where it was played), the whole command's time, its ratio t
 alone (and the ratio of their CPU seconds, every process counted: what other load on a
 shared machine moves least), the peak resident memory of the command and its workers, the
 size of the games file and of the round table per game, and checks that the folder holds
-every file the quickstart's does. With ``--repeats N`` the games alone and the whole command run N times,
-alternating (a shared machine's load falls on both), each pair's ratio printed and their
-median. Targets: whole command <= 3x the game time, peak < 1.5 GB at 200,000 and 1,000,000
+every file the quickstart's does. With ``--repeats N`` the games alone and the whole command
+run N times, alternating (a shared machine's load falls on both), each pair's ratio printed
+and their median. Targets: whole command <= 3x the game time, peak < 1.5 GB at 200,000 and 1,000,000
 games (the Scale issue); <= 1.5x at 1,000,000 games with the batched engine (the Speed
 issue).
 """
