@@ -1,24 +1,18 @@
 """The compiled kernel: whole games of the built-in policies in Numba, one game after another.
 
-Imported only by :mod:`dixit_lab.engine.compiled` when the ``fast`` extra (Numba) is installed.
-:func:`play_games` mirrors the reference engine's game (:mod:`dixit_lab.engine.game`) line by
-line, with the same counter-based streams (:mod:`dixit_lab.core.seeding`), and plays each
-seat's decisions by the rules of :mod:`dixit_lab.policy.kernel` (the built-in policies'
-decisions, the same float operations and tie-breaking as :mod:`dixit_lab.policy.backends`). It
-writes every round into flat arrays that :mod:`dixit_lab.engine.compiled` turns into records.
+Imported by :mod:`dixit_lab.engine.compiled` (the ``fast`` extra). :func:`play_games` mirrors
+the reference game (:mod:`dixit_lab.engine.game`) with the same streams
+(:mod:`dixit_lab.core.seeding`) and plays the decision rules of :mod:`dixit_lab.policy.kernel`
+(the float operations and tie-breaking of :mod:`dixit_lab.policy.backends`) into flat round
+arrays. Every function it calls lives in this file: Numba's on-disk cache (``cache=True``) is
+invalidated by a change of a function's own file, not of the files it calls.
 
-Every compiled function the kernel calls lives in this one file, on purpose: Numba's on-disk
-cache (``cache=True``) is invalidated by a change of the file that defines a function, not of
-the files it calls. (The seats' stream bases, computed before the kernel is called, are
-compiled in :mod:`dixit_lab.engine.kernel_bases`.)
-
-**Why the helpers are ``_nrt=False``**: Numba counts references to every array a compiled
-function receives or slices, with an atomic add and subtract each time. With a dozen arrays
-handed to each decision, those counts were 58 % of the kernel's time (``perf``: 22 µs a game
-of 5 random players). Every function here but :func:`play_games` (the one that allocates
-its scratch arrays) is compiled without Numba's runtime, and none takes a view of an array
-(``hands[seat]``). ``_nrt`` is an underscored (unpromised) option of Numba's ``jit``: were a
-release to drop it, or a helper to allocate, the kernel would fail to compile, not run wrong.
+**Why the helpers are ``_nrt=False``**: Numba counts references to every array a function
+receives or slices (an atomic add and subtract each): 58 % of the kernel's time, with a dozen
+arrays handed to each decision. Every function but :func:`play_games` (which allocates the
+scratch arrays) is compiled without Numba's runtime and takes no view of an array. ``_nrt``
+is an underscored option of Numba's ``jit``: were a release to drop it, or a helper to
+allocate, the kernel would fail to compile, not run wrong.
 """
 
 from __future__ import annotations
@@ -28,18 +22,16 @@ import math
 import numpy as np
 from numba import njit
 
-#: how every function but ``play_games`` is compiled (the module's docstring says why)
+#: how every function but ``play_games`` is compiled (see above); Numba inlines the small ones
+#: every decision calls (``_hot``): LLVM does not, and their calls were a tenth of a game
 _helper = njit(cache=True, _nrt=False)  # type: ignore[call-overload]
+_hot = njit(cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]
 
 # -- the streams (dixit_lab.core.seeding, for one number at a time) ------------------------------
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_STREAM = np.uint64(0xD1B54A32D192ED03)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN, _STREAM = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
-_LOW11 = np.uint64(2047)
-_LOW32 = np.uint64(0xFFFFFFFF)
-_S32 = np.uint64(32)
+_LOW11, _LOW32, _S32 = np.uint64(2047), np.uint64(0xFFFFFFFF), np.uint64(32)
 _TO_UNIT = 1.0 / 2.0**53
 _DEAL, _DISPLAY, _FIRST, _RESHUFFLE = 1, 2, 3, 1000
 
@@ -48,27 +40,27 @@ _TELL_RANDOM, _TELL_BEST, _TELL_SOFTMAX, _TELL_NEAR_BEST = 0, 1, 2, 3
 _SUBMIT_RANDOM, _SUBMIT_BEST, _SUBMIT_SOFTMAX = 0, 1, 2
 _VOTE_RANDOM, _VOTE_BEST, _VOTE_SOFTMAX = 0, 1, 2
 (TELL, SUBMIT, VOTE, LISTEN, VOTE_TABLE, CARD_VALUE, CARD_CLUE, CDF, CLUE_TOTAL, WORDS,
- WORD_COUNT, LAST_CLUE, COLUMNS) = range(13)
+ WORD_COUNT, LAST_CLUE, LISTEN_WEIGHTS, VOTE_WEIGHTS, CARD_WEIGHTS, COLUMNS) = range(16)
 # deck_exhausted modes (dixit_lab.core.rules.DECK_EXHAUSTED_MODES, in order)
 LAST_DRAWN, CANNOT_REFILL, RESHUFFLE = 0, 1, 2
 # end reasons
 MAX_ROUNDS, TARGET_SCORE, DECK_EXHAUSTED = 0, 1, 2
 
 
-@_helper
+@_hot
 def _mix(x: np.uint64) -> np.uint64:
     x = (x ^ (x >> _S30)) * _M1
     x = (x ^ (x >> _S27)) * _M2
     return x ^ (x >> _S31)
 
 
-@_helper
+@_hot
 def _bits(base: np.uint64, counter: int) -> np.uint64:
     """The 53 bits of number ``counter`` of a stream (``uniforms`` is them over 2**53)."""
     return _mix(base + np.uint64(counter + 1) * _GOLDEN) >> _S11
 
 
-@_helper
+@_hot
 def _uniform(base: np.uint64, counter: int) -> float:
     return np.float64(_bits(base, counter)) * _TO_UNIT
 
@@ -81,41 +73,37 @@ def _stream_base(k0: np.uint64, k1: np.uint64, stream: int) -> np.uint64:
 @_helper
 def _order(base, offset, size, keys, spare, counts, out):  # type: ignore[no-untyped-def]
     """``out[:size]`` = the stable argsort of numbers ``offset ..`` of a stream
-    (``seeding.permutation``): each number's 53 bits with its index below them, sorted (the
-    keys are distinct: any sort gives this order). Many keys (a deal) go first into buckets
-    by their top bits, then insertion: a comparison sort's mispredicted branches made the
-    deal a third of a game."""
-    if size <= 24:
-        for i in range(size):
-            keys[i] = (_bits(base, offset + i) << _S11) | np.uint64(i)
-        _insertion_sort(keys, size)
-        for i in range(size):
-            out[i] = np.int64(keys[i] & _LOW11)
-        return
-    bits = 1
-    while (1 << bits) < size:
-        bits += 1
-    shift = np.uint64(64 - bits)
-    for bucket in range(1 << bits):
-        counts[bucket] = 0
+    (``seeding.permutation``): each number's 53 bits above its index, sorted; many (a deal)
+    first into buckets by their top bits (a comparison sort's mispredictions were a third of
+    a game)."""
     for i in range(size):
         keys[i] = (_bits(base, offset + i) << _S11) | np.uint64(i)
-        counts[np.int64(keys[i] >> shift)] += 1
-    total = 0
-    for bucket in range(1 << bits):
-        count = counts[bucket]
-        counts[bucket] = total
-        total += count
+    ordered = keys
+    if size > 24:
+        bits = 1
+        while (1 << bits) < size:
+            bits += 1
+        shift = np.uint64(64 - bits)
+        for bucket in range(1 << bits):
+            counts[bucket] = 0
+        for i in range(size):
+            counts[np.int64(keys[i] >> shift)] += 1
+        total = 0
+        for bucket in range(1 << bits):
+            count = counts[bucket]
+            counts[bucket] = total
+            total += count
+        for i in range(size):
+            bucket = np.int64(keys[i] >> shift)
+            spare[counts[bucket]] = keys[i]
+            counts[bucket] += 1
+        ordered = spare
+    _insertion_sort(ordered, size)
     for i in range(size):
-        bucket = np.int64(keys[i] >> shift)
-        spare[counts[bucket]] = keys[i]
-        counts[bucket] += 1
-    _insertion_sort(spare, size)
-    for i in range(size):
-        out[i] = np.int64(spare[i] & _LOW11)
+        out[i] = np.int64(ordered[i] & _LOW11)
 
 
-@_helper
+@_hot
 def _insertion_sort(keys, size):  # type: ignore[no-untyped-def]
     for i in range(1, size):
         key = keys[i]
@@ -129,7 +117,7 @@ def _insertion_sort(keys, size):  # type: ignore[no-untyped-def]
 # -- the decision rules ----------------------------------------------------------------------
 
 
-@_helper
+@_hot
 def _draw(bases, counters, seat):  # type: ignore[no-untyped-def]
     """The seat's next number (``draws.next()``)."""
     value = _uniform(bases[seat], counters[seat])
@@ -137,12 +125,12 @@ def _draw(bases, counters, seat):  # type: ignore[no-untyped-def]
     return value
 
 
-@_helper
+@_hot
 def _below(u, count):  # type: ignore[no-untyped-def]
     return min(np.int64(u * count), count - 1)
 
 
-@_helper
+@_hot
 def _nth_allowed(allowed, count, index):  # type: ignore[no-untyped-def]
     seen = 0
     for i in range(count):
@@ -153,7 +141,7 @@ def _nth_allowed(allowed, count, index):  # type: ignore[no-untyped-def]
     return -1
 
 
-@_helper
+@_hot
 def _first_max(values, count, allowed):  # type: ignore[no-untyped-def]
     best, top = -1, -np.inf
     for i in range(count):
@@ -164,22 +152,18 @@ def _first_max(values, count, allowed):  # type: ignore[no-untyped-def]
 
 @_helper
 def _categorical(values, count, temperature, u, allowed):  # type: ignore[no-untyped-def]
-    """``categorical_small`` over the allowed entries: the first whose left-to-right
-    cumulative weight exp((v - top) / T) exceeds ``u * total``, else the last allowed. The
-    running totals are kept in the second half of ``values`` (the same additions as summing
-    twice), and the first top's weight is 1.0 without a call (``exp(0) == 1`` exactly, C's
-    Annex F: a fifth of a softmax game's exps, 4 % of its time)."""
-    top, at = -np.inf, -1
+    """``categorical_small`` over the allowed: the first whose cumulative weight exp((v -
+    top) / T) exceeds ``u * total``, else the last allowed (running totals in ``values``'
+    second half). A softmax's draw where ``_weighted`` cannot vouch for its own."""
+    top = -np.inf
     for i in range(count):
         if allowed[i] and values[i] > top:
-            top, at = values[i], i
-    if top == np.inf:  # (inf - inf) / T is NaN, as in categorical_small: no shortcut
-        at = -1
+            top = values[i]
     totals = values.shape[0] // 2
     total = 0.0
     for i in range(count):
         if allowed[i]:
-            total += 1.0 if i == at else math.exp((values[i] - top) / temperature)
+            total += math.exp((values[i] - top) / temperature)
         values[totals + i] = total
     threshold = u * total
     last = -1
@@ -191,7 +175,33 @@ def _categorical(values, count, temperature, u, allowed):  # type: ignore[no-unt
     return last
 
 
-@_helper
+@_hot
+def _weighted(weights, count, u, allowed, margin):  # type: ignore[no-untyped-def]
+    """``_categorical``'s draw from weights made once per table, exp((v - row max) / T)
+    (``compiled.softmax_weights``): the reference's times one constant, up to rounding far
+    below ``margin`` (``compiled.MARGIN``). -1 where that rounding could change the draw: a
+    sum compared within ``margin * total`` of the threshold, or a total outside [1e-200,
+    1e300] (a weight that counts lost to underflow, near overflow, NaN)."""
+    totals = weights.shape[0] // 2
+    total = 0.0
+    for i in range(count):
+        if allowed[i]:
+            total += weights[i]
+        weights[totals + i] = total
+    if not 1e-200 <= total <= 1e300:
+        return -1
+    threshold, below, room = u * total, 0.0, margin * total
+    for i in range(count):
+        if allowed[i]:
+            if threshold < weights[totals + i]:
+                if weights[totals + i] - threshold > room and threshold - below > room:
+                    return i
+                return -1
+            below = weights[totals + i]
+    return -1
+
+
+@_hot
 def _search_right(stack, a, b, target):  # type: ignore[no-untyped-def]
     """``searchsorted(stack[a, b], target, side="right")``."""
     low, high = 0, stack.shape[2]
@@ -206,11 +216,10 @@ def _search_right(stack, a, b, target):  # type: ignore[no-untyped-def]
 
 @_helper
 def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, vecs, ivecs, cdfs,
-          near_keys, nbest, words, near_rows, index, values,
-          allowed):  # type: ignore[no-untyped-def]
-    """(card, clue row) of the storyteller's rule in round ``index``, for the ``size`` cards
-    of ``hands[seat]`` (``near_rows[p, r]``: the row of the ``NearBest`` stacks of round
-    ``r``, the last column for every later round)."""
+          near_keys, nbest, words, near_rows, index, values, allowed, wvecs, weights,
+          margin):  # type: ignore[no-untyped-def]
+    """(card, clue row) of the storyteller's rule in round ``index`` for ``hands[seat, :size]``
+    (``near_rows[p, r]``: the ``NearBest`` of round ``r``, the last one for every later)."""
     if rule == _TELL_RANDOM:
         card = hands[seat, _below(_draw(bases, counters, seat), size)]
         word = _below(_draw(bases, counters, seat), pol[p, WORD_COUNT])
@@ -223,11 +232,16 @@ def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, vecs, ivecs, 
         card = hands[seat, _first_max(values, size, allowed)]
         return card, ivecs[pol[p, CARD_CLUE], card]
     if rule == _TELL_SOFTMAX:
-        value = pol[p, CARD_VALUE]
+        value, weight = pol[p, CARD_VALUE], pol[p, CARD_WEIGHTS]
+        u = _draw(bases, counters, seat)
         for i in range(size):
-            values[i] = vecs[value, hands[seat, i]]
+            weights[i] = wvecs[weight, hands[seat, i]]
             allowed[i] = True
-        index = _categorical(values, size, temps[p], _draw(bases, counters, seat), allowed)
+        index = _weighted(weights, size, u, allowed, margin)
+        if index < 0:  # the values themselves, only now (one table's rows are not read twice)
+            for i in range(size):
+                values[i] = vecs[value, hands[seat, i]]
+            index = _categorical(values, size, temps[p], u, allowed)
         card = hands[seat, index]
         target = _draw(bases, counters, seat) * vecs[pol[p, CLUE_TOTAL], card]
         clue = _search_right(cdfs, pol[p, CDF], card, target)
@@ -249,15 +263,16 @@ def _tell(rule, p, hands, seat, size, bases, counters, pol, temps, vecs, ivecs, 
 
 @_helper
 def _submit(rule, p, hands, seat, size, clue, n_cards, chosen, bases, counters, pol, temps,
-            tabs, values, allowed):  # type: ignore[no-untyped-def]
-    """``chosen[:n_cards]``: the listener's cards of ``hands[seat]`` for ``clue``, in its
-    order."""
+            tabs, values, allowed, wtabs, weights, margin):  # type: ignore[no-untyped-def]
+    """``chosen[:n_cards]``: the listener's cards of ``hands[seat]`` for ``clue``, in order."""
     for i in range(size):
         allowed[i] = True
-    if rule != _SUBMIT_RANDOM:
-        table = pol[p, LISTEN]
-        for i in range(size):
+    table, weight = pol[p, LISTEN], pol[p, LISTEN_WEIGHTS]
+    for i in range(size):  # the values of the cards (their weights for a softmax)
+        if rule == _SUBMIT_BEST:
             values[i] = tabs[table, clue, hands[seat, i]]
+        elif rule == _SUBMIT_SOFTMAX:
+            weights[i] = wtabs[weight, clue, hands[seat, i]]
     for j in range(n_cards):
         if rule == _SUBMIT_RANDOM:
             index = _nth_allowed(allowed, size,
@@ -265,37 +280,48 @@ def _submit(rule, p, hands, seat, size, clue, n_cards, chosen, bases, counters, 
         elif rule == _SUBMIT_BEST:
             index = _first_max(values, size, allowed)
         else:
-            index = _categorical(values, size, temps[p], _draw(bases, counters, seat),
-                                 allowed)
+            u = _draw(bases, counters, seat)
+            index = _weighted(weights, size, u, allowed, margin)
+            if index < 0:
+                for i in range(size):
+                    values[i] = tabs[table, clue, hands[seat, i]]
+                index = _categorical(values, size, temps[p], u, allowed)
         chosen[j] = hands[seat, index]
         allowed[index] = False
 
 
 @_helper
 def _vote(rule, p, display, owner, k, seat, clue, bases, counters, pol, temps, tabs, values,
-          allowed):  # type: ignore[no-untyped-def]
+          allowed, wtabs, weights, margin):  # type: ignore[no-untyped-def]
     """The listener's display position: never one of its own cards."""
     count = 0
     for j in range(k):
         allowed[j] = owner[j] != seat
-        if allowed[j]:
-            count += 1
+        count += allowed[j]
     if rule == _VOTE_RANDOM:
         return _nth_allowed(allowed, k, _below(_draw(bases, counters, seat), count))
-    table = pol[p, VOTE_TABLE]
-    for j in range(k):
-        values[j] = tabs[table, clue, display[j]]
+    table, weight = pol[p, VOTE_TABLE], pol[p, VOTE_WEIGHTS]
     if rule == _VOTE_BEST:
+        for j in range(k):
+            values[j] = tabs[table, clue, display[j]]
         return _first_max(values, k, allowed)
-    return _categorical(values, k, temps[p], _draw(bases, counters, seat), allowed)
+    for j in range(k):
+        weights[j] = wtabs[weight, clue, display[j]]
+    u = _draw(bases, counters, seat)
+    index = _weighted(weights, k, u, allowed, margin)
+    if index < 0:
+        for j in range(k):
+            values[j] = tabs[table, clue, display[j]]
+        index = _categorical(values, k, temps[p], u, allowed)
+    return index
 
 
 # -- the game ---------------------------------------------------------------------------------
 
 
-@_helper
+@_hot
 def _remove(hands, lengths, seat, card):  # type: ignore[no-untyped-def]
-    """``hand.remove(card)``: the cards after it move one slot left."""
+    """``hand.remove(card)``."""
     size = lengths[seat]
     i = 0
     while hands[seat, i] != card:
@@ -309,8 +335,7 @@ def _remove(hands, lengths, seat, card):  # type: ignore[no-untyped-def]
 def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule_ints, k0, k1,
             reshuffles, keys, spare, counts, order, combined):  # type: ignore[no-untyped-def]
     """``GameSteps._refill``: (game ends?, pile length, discard length, reshuffles)."""
-    n, h = dims[0], dims[1]
-    mode, fixed = rule_ints[0], rule_ints[4]
+    n, h, mode, fixed = dims[0], dims[1], rule_ints[0], rule_ints[4]
     if fixed:
         for s in range(n):
             for i in range(h):
@@ -325,10 +350,8 @@ def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule
             return True, plen, dlen, reshuffles
         if mode == RESHUFFLE:
             total = plen + dlen
-            for i in range(plen):
-                combined[i] = pile[i]
-            for i in range(dlen):
-                combined[plen + i] = discard[i]
+            for i in range(total):  # the pile, then the discard
+                combined[i] = pile[i] if i < plen else discard[i - plen]
             _order(_stream_base(k0, k1, _RESHUFFLE + reshuffles), 0, total, keys, spare,
                    counts, order)
             for i in range(total):
@@ -347,43 +370,37 @@ def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule
 
 @njit(cache=True)
 def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, temps,
-               tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows, start, stop,
+               tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows, wtabs, wvecs,
+               margin, start, stop,
                round_start, end_round, end_reason, final, r_teller, r_clue, r_card,
                r_display, r_owner, r_votes, r_points, r_scores, r_hand
                ):  # type: ignore[no-untyped-def]
-    """Play games ``start .. stop - 1`` (their rounds from row ``round_start[start]`` of the
-    round arrays) and return the index of the first game not played: ``stop``, or earlier if
-    the round arrays could not hold ``max_rounds`` more rounds (the caller grows them and
-    calls again from there). ``dims``: players, hand size, cards per listener, displayed
-    cards, deck size; ``rule_ints``: deck_exhausted mode, target score (-1: none),
-    max_rounds, random first storyteller, fixed hands; ``search``: the search points by
-    number of finders (storyteller, finder, missed), ``bonus``: the vote bonus by votes
-    received; ``seating``: the policy (row of ``pol``) of each seat of each game."""
+    """Play games ``start .. stop - 1`` (rounds from row ``round_start[start]``); return the
+    first game not played: ``stop``, or earlier if the round arrays are full (the caller grows
+    them and calls again). ``dims``: players, hand, cards per listener, displayed, deck;
+    ``rule_ints``: deck_exhausted mode, target score (-1: none), max_rounds, random first
+    storyteller, fixed hands; ``search``: points by finders (storyteller, finder, missed);
+    ``bonus``: by votes received; ``seating``: each seat's policy (row of ``pol``);
+    ``margin``: :data:`dixit_lab.engine.compiled.MARGIN`."""
     n, h, per, k, size = dims[0], dims[1], dims[2], dims[3], dims[4]
     target, max_rounds, first_random = rule_ints[1], rule_ints[2], rule_ints[3]
     capacity = r_teller.shape[0]
-    hands = np.empty((n, h), dtype=np.int64)
-    dealt = np.empty((n, h), dtype=np.int64)
-    lengths = np.empty(n, dtype=np.int64)
-    pile = np.empty(size, dtype=np.int64)
-    discard = np.empty(size, dtype=np.int64)
-    sort_keys = np.empty(max(size, k, h), dtype=np.uint64)
-    spare = np.empty(max(size, k, h), dtype=np.uint64)
-    counts = np.empty(2 * max(size, k, h), dtype=np.int64)
-    order = np.empty(max(size, k), dtype=np.int64)
-    counters = np.zeros(n, dtype=np.int64)
-    scores = np.zeros(n, dtype=np.int64)
-    table = np.empty(k, dtype=np.int64)
-    owners = np.empty(k, dtype=np.int64)
-    display = np.empty(k, dtype=np.int64)
-    owner = np.empty(k, dtype=np.int64)
-    votes = np.empty(n, dtype=np.int64)
-    received = np.zeros(n, dtype=np.int64)
-    chosen = np.empty(per, dtype=np.int64)
-    values = np.empty(2 * max(h, k), dtype=np.float64)  # and _categorical's running totals
-    allowed = np.empty(max(h, k), dtype=np.bool_)
-    combined = np.empty(size, dtype=np.int64)
-    bases = np.empty(n, dtype=np.uint64)
+    # scratch (values, weights: and the running totals of _categorical, _weighted)
+    hands, dealt = np.empty((n, h), np.int64), np.empty((n, h), np.int64)
+    pile, discard, combined = np.empty(size, np.int64), np.empty(size, np.int64), np.empty(
+        size, np.int64)
+    most = max(size, k, h)
+    sort_keys, spare, counts = np.empty(most, np.uint64), np.empty(most, np.uint64), np.empty(
+        2 * most, np.int64)
+    order, chosen = np.empty(max(size, k), np.int64), np.empty(per, np.int64)
+    lengths, counters, scores = np.empty(n, np.int64), np.zeros(n, np.int64), np.zeros(
+        n, np.int64)
+    votes, received, bases = np.empty(n, np.int64), np.zeros(n, np.int64), np.empty(
+        n, np.uint64)
+    table, owners = np.empty(k, np.int64), np.empty(k, np.int64)
+    display, owner, allowed = np.empty(k, np.int64), np.empty(k, np.int64), np.empty(
+        max(h, k), np.bool_)
+    values, weights = np.empty(2 * max(h, k)), np.empty(2 * max(h, k))
     row = round_start[start]
     for g in range(start, stop):
         round_start[g] = row
@@ -395,8 +412,7 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
         _order(_stream_base(k0, k1, _DEAL), 0, size, sort_keys, spare, counts, order)
         for s in range(n):
             for i in range(h):
-                hands[s, i] = order[s * h + i]
-                dealt[s, i] = order[s * h + i]
+                hands[s, i] = dealt[s, i] = order[s * h + i]
             lengths[s] = h
         plen, dlen, reshuffles = size - n * h, 0, 0
         for i in range(plen):  # drawn from the end: the next card is order[n * h]
@@ -414,15 +430,16 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
             p = seating[g, teller]
             card, clue = _tell(pol[p, TELL], p, hands, teller, lengths[teller], bases,
                                counters, pol, temps, vecs, ivecs, cdfs, near_keys, nbest,
-                               words, near_rows, index, values, allowed)
+                               words, near_rows, index, values, allowed, wvecs, weights,
+                               margin)
             _remove(hands, lengths, teller, card)
-            table[0], owners[0] = card, teller
-            column = 1
+            table[0], owners[0], column = card, teller, 1
             for offset in range(1, n):
                 seat = (teller + offset) % n
                 p = seating[g, seat]
                 _submit(pol[p, SUBMIT], p, hands, seat, lengths[seat], clue, per, chosen,
-                        bases, counters, pol, temps, tabs, values, allowed)
+                        bases, counters, pol, temps, tabs, values, allowed, wtabs,
+                        weights, margin)
                 for j in range(per):
                     _remove(hands, lengths, seat, chosen[j])
                     table[column], owners[column] = chosen[j], seat
@@ -430,14 +447,13 @@ def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, t
             _order(display_base, index * k, k, sort_keys, spare, counts, order)
             for j in range(k):
                 display[j], owner[j] = table[order[j]], owners[order[j]]
-            votes[teller] = -1
-            finders = 0
-            received[:] = 0
+            votes[teller], finders, received[:] = -1, 0, 0
             for offset in range(1, n):
                 seat = (teller + offset) % n
                 p = seating[g, seat]
                 vote = _vote(pol[p, VOTE], p, display, owner, k, seat, clue, bases,
-                             counters, pol, temps, tabs, values, allowed)
+                             counters, pol, temps, tabs, values, allowed, wtabs,
+                             weights, margin)
                 votes[seat] = vote
                 if owner[vote] == teller:
                     finders += 1

@@ -6,6 +6,7 @@ extra (Numba)."""
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
 
@@ -193,30 +194,14 @@ def test_a_short_auto_run_never_imports_numba(tmp_path):
 
 
 @needs_numba
-def test_the_kernels_softmax_draw_is_categorical_small() -> None:
-    """Its shortcut (the first top weighs 1.0, no exp) draws what the reference draws: ties at
-    the top, disallowed entries, an infinite top (no shortcut: NaN weights, as in Python)."""
-    import numpy as np
+@pytest.mark.parametrize("margin", [2.0, -math.inf])
+def test_every_softmax_draw_exact_or_fast_gives_the_same_games(monkeypatch, margin):
+    """The kernel's softmax draws from weights made once per table unless a sum lies within
+    ``MARGIN`` of the threshold. Forced both ways (2.0: every draw from the values, as the
+    reference; -inf: never), a softmax table still plays the reference's games."""
+    from dixit_lab.engine import compiled
 
-    from dixit_lab.engine.kernel import _categorical
-    from dixit_lab.policy.backends import categorical_small
-
-    rng = np.random.default_rng(4)
-    rows = [rng.normal(size=rng.integers(1, 7)).round(rng.integers(0, 3)) for _ in range(400)]
-    rows += [np.array([0.1, 0.5, 0.5, np.inf]), np.array([np.inf, 0.2]),
-             np.array([-np.inf, -np.inf]), np.array([0.3, 0.3, 0.3])]
-    for row in rows:
-        for u in (0.0, 0.2, 0.5, 0.77, 0.999999):
-            for temperature in (0.05, 1.0):
-                allowed = np.ones(6, dtype=np.bool_)
-                values = np.zeros(12)
-                values[:len(row)] = row
-                assert _categorical(values, len(row), temperature, u, allowed) == \
-                    categorical_small([float(x) for x in row], temperature, u)
-                if len(row) > 1:  # a listener's own card, not allowed
-                    allowed[1] = False
-                    values[:len(row)] = row
-                    kept = [float(x) for i, x in enumerate(row) if i != 1]
-                    expected = categorical_small(kept, temperature, u)
-                    assert _categorical(values, len(row), temperature, u, allowed) == \
-                        expected + (expected >= 1)
+    monkeypatch.setattr(compiled, "MARGIN", margin)
+    monkeypatch.setattr(compiled, "_PACKS", {})
+    compare(["softmax", "softmax(temperature=0.5)", "random", "softmax"], "classic", 25)
+    compare(["softmax"] * 3, "quest", 10)
