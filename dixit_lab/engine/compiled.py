@@ -41,7 +41,13 @@ from dixit_lab.engine.batched import (
     prepare_tables,
     rules_supported,
 )
-from dixit_lab.policy.kernel import KernelPolicy, kernel_blocker
+from dixit_lab.policy.kernel import (
+    SUBMIT_SOFTMAX,
+    TELL_SOFTMAX,
+    VOTE_SOFTMAX,
+    KernelPolicy,
+    kernel_blocker,
+)
 from dixit_lab.records.batches import GameBatch
 
 __all__ = ["MARGIN", "MAX_DECK", "agent_blocker", "compiled_problem", "kernel_problem",
@@ -50,13 +56,13 @@ __all__ = ["MARGIN", "MAX_DECK", "agent_blocker", "compiled_problem", "kernel_pr
 #: the largest deck the kernel plays (its sorts keep a card's index in 11 bits)
 MAX_DECK = 2048
 #: How near the threshold a softmax draw from weights made once per table
-#: (:func:`softmax_weights`, ``kernel._weighted``) may compare a cumulative sum, as a share of
-#: the sum of the weights, before the kernel draws again from the values, as the reference
-#: does (``kernel._categorical``: exp((v - top) / T) for each). The two kinds of weights
-#: differ by one constant factor and by rounding: each exp's argument, of at most ~750 for a
-#: weight that counts, is rounded twice (a relative error of 1.7e-13 at most), the exps and
-#: the sums by a few ulps each: under 4e-13 of the total in all. At 1e-9 the fast draw is
-#: the reference's, and fewer than 1 draw in 10^8 is drawn again.
+#: (:func:`softmax_weights`, ``kernel_rules.weighted``) may compare a cumulative sum, as a
+#: share of the sum of the weights, before the kernel draws again from the values as the
+#: reference does (``kernel_rules.categorical``: exp((v - top) / T) for each). The two kinds
+#: of weights differ by one constant factor and by rounding: each exp's argument, of at most
+#: ~750 for a weight that counts, is rounded twice (a relative error of 1.7e-13 at most), the
+#: exps and the sums by a few ulps each: under 4e-13 of the total in all. At 1e-9 the fast
+#: draw is the reference's, and fewer than 1 draw in 10^8 is drawn again.
 MARGIN = 1e-9
 _END_REASONS = np.array(["max_rounds", "target_score", "deck_exhausted"], dtype=object)
 _INSTALL = "pip install 'dixit-lab[fast]'"
@@ -378,7 +384,7 @@ def _pack(policies: list[KernelPolicy], near_by_round: list[list[Any]]
     wvecs): the arguments of ``kernel.play_games`` that describe the policies (``near_keys``:
     each ``NearBest``'s ``keys_by_best_card``, which its tell looks up; ``wtabs``, ``wvecs``:
     the softmax weights of the tables and vectors a softmax rule draws from)."""
-    from dixit_lab.engine import kernel
+    from dixit_lab.engine import kernel_rules
 
     tabs, vecs = _Stack(np.float64, (1, 1, 1)), _Stack(np.float64, (1, 1))
     ivecs, cdfs = _Stack(np.int64, (1, 1)), _Stack(np.float64, (1, 1, 1))
@@ -386,22 +392,23 @@ def _pack(policies: list[KernelPolicy], near_by_round: list[list[Any]]
     near_keys: list[np.ndarray] = []
     nbest: list[np.ndarray] = []
     word_lists: list[np.ndarray] = []
-    pol = np.full((len(policies), kernel.COLUMNS), -1, dtype=np.int64)
+    pol = np.full((len(policies), kernel_rules.COLUMNS), -1, dtype=np.int64)
     temps = np.ones(len(policies), dtype=np.float64)
     near_rows = np.full((len(policies), max(len(r) for r in near_by_round)), -1, np.int64)
     for p, policy in enumerate(policies):
         row = pol[p]
-        row[kernel.TELL], row[kernel.SUBMIT], row[kernel.VOTE] = (policy.tell, policy.submit,
-                                                                  policy.vote)
+        row[kernel_rules.TELL] = policy.tell
+        row[kernel_rules.SUBMIT] = policy.submit
+        row[kernel_rules.VOTE] = policy.vote
         temps[p] = policy.temperature
-        row[kernel.LISTEN] = tabs.add(policy.listen)
-        row[kernel.VOTE_TABLE] = tabs.add(policy.vote_table)
-        row[kernel.CARD_VALUE] = vecs.add(policy.card_value)
-        row[kernel.CARD_CLUE] = ivecs.add(policy.card_clue)
-        row[kernel.CDF] = cdfs.add(policy.clue_cdf)
-        row[kernel.CLUE_TOTAL] = vecs.add(policy.clue_total)
+        row[kernel_rules.LISTEN] = tabs.add(policy.listen)
+        row[kernel_rules.VOTE_TABLE] = tabs.add(policy.vote_table)
+        row[kernel_rules.CARD_VALUE] = vecs.add(policy.card_value)
+        row[kernel_rules.CARD_CLUE] = ivecs.add(policy.card_clue)
+        row[kernel_rules.CDF] = cdfs.add(policy.clue_cdf)
+        row[kernel_rules.CLUE_TOTAL] = vecs.add(policy.clue_total)
         if policy.clue_cdf is not None:
-            row[kernel.LAST_CLUE] = np.shape(policy.clue_cdf)[1] - 1
+            row[kernel_rules.LAST_CLUE] = np.shape(policy.clue_cdf)[1] - 1
         for r, near in enumerate(near_by_round[p]):
             if near is None:
                 continue
@@ -412,7 +419,8 @@ def _pack(policies: list[KernelPolicy], near_by_round: list[list[Any]]
             near_rows[p, r] = near_row[id(near)]
         near_rows[p, len(near_by_round[p]):] = near_rows[p, len(near_by_round[p]) - 1]
         if policy.words is not None:
-            row[kernel.WORDS], row[kernel.WORD_COUNT] = len(word_lists), len(policy.words)
+            row[kernel_rules.WORDS] = len(word_lists)
+            row[kernel_rules.WORD_COUNT] = len(policy.words)
             word_lists.append(np.asarray(policy.words, dtype=np.int64))
     width = max([1, *(len(words) for words in word_lists)])
     words = np.zeros((max(1, len(word_lists)), width), dtype=np.int64)
@@ -430,7 +438,7 @@ def _pack(policies: list[KernelPolicy], near_by_round: list[list[Any]]
 def _weights(policies: list[KernelPolicy], pol: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The softmax weights of every (table, temperature) a softmax rule draws from, each once,
     stacked; their rows written into ``pol``."""
-    from dixit_lab.engine import kernel
+    from dixit_lab.engine import kernel_rules
 
     tabs, vecs = _Stack(np.float64, (1, 1, 1)), _Stack(np.float64, (1, 1))
     made: dict[tuple[int, float], np.ndarray] = {}
@@ -443,10 +451,10 @@ def _weights(policies: list[KernelPolicy], pol: np.ndarray) -> tuple[np.ndarray,
 
     for p, policy in enumerate(policies):
         t = policy.temperature
-        if policy.submit == kernel._SUBMIT_SOFTMAX:
-            pol[p, kernel.LISTEN_WEIGHTS] = row(tabs, policy.listen, t)
-        if policy.vote == kernel._VOTE_SOFTMAX:
-            pol[p, kernel.VOTE_WEIGHTS] = row(tabs, policy.vote_table, t)
-        if policy.tell == kernel._TELL_SOFTMAX:
-            pol[p, kernel.CARD_WEIGHTS] = row(vecs, policy.card_value, t)
+        if policy.submit == SUBMIT_SOFTMAX:
+            pol[p, kernel_rules.LISTEN_WEIGHTS] = row(tabs, policy.listen, t)
+        if policy.vote == VOTE_SOFTMAX:
+            pol[p, kernel_rules.VOTE_WEIGHTS] = row(tabs, policy.vote_table, t)
+        if policy.tell == TELL_SOFTMAX:
+            pol[p, kernel_rules.CARD_WEIGHTS] = row(vecs, policy.card_value, t)
     return tabs.stacked(), vecs.stacked()

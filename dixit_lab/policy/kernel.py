@@ -3,7 +3,7 @@
 A batched policy that the compiled kernel can play returns a :class:`KernelPolicy` from
 ``kernel_policy()``: one named *rule* for each decision (tell, submit, vote) and the tables
 those rules read. The rules are the built-in agents' decisions, written a third time, in
-Numba, in :mod:`dixit_lab.engine.kernel`, each one the exact counterpart of a policy of
+Numba, in :mod:`dixit_lab.engine.kernel_rules`, each one the exact counterpart of a policy of
 :mod:`dixit_lab.policy.backends` (same float operations, same tie-breaking, one number of the
 seat's stream per ``draws.next()``):
 

@@ -1,130 +1,88 @@
-"""The kernel's softmax draws (:mod:`dixit_lab.engine.kernel`): the exact one is
-``categorical_small``; the fast one, from weights made once per table, is the same draw or
-declines (-1). Whole games: ``tests/engine/test_compiled.py``."""
+"""The compiled kernel's on-disk cache follows every file it compiles in
+(:mod:`dixit_lab.engine.kernel`). Its games: ``tests/engine/test_compiled.py``."""
 
 from __future__ import annotations
 
-import math
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
 
-import numpy as np
 import pytest
 
-from dixit_lab.engine.compiled import MARGIN, kernel_problem, softmax_weights
-from dixit_lab.policy.backends import categorical_small
+from dixit_lab.engine.compiled import kernel_problem
 
 pytestmark = pytest.mark.skipif(kernel_problem() is not None, reason=kernel_problem() or "")
 
 
-def _rows(seed: int, count: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [*(rng.normal(size=rng.integers(1, 9)).round(rng.integers(0, 3))
-              for _ in range(count)),
-            np.array([0.1, 0.5, 0.5, np.inf]), np.array([np.inf, 0.2]),
-            np.array([-np.inf, -np.inf]), np.array([0.3, 0.3, 0.3]),
-            np.array([0.2, np.nan, 0.4]), np.array([0.0, -1e4, 3.0])]
+def _dispatchers(function: types.FunctionType, seen: dict[str, str]) -> None:
+    """Every compiled function ``function`` calls, directly or not: name -> its module."""
+    from numba.core.registry import CPUDispatcher
+
+    codes = [function.__code__]
+    while codes:
+        code = codes.pop()
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        for name in code.co_names:
+            value = function.__globals__.get(name)
+            if isinstance(value, CPUDispatcher) and value.py_func.__qualname__ not in seen:
+                seen[value.py_func.__qualname__] = value.py_func.__module__
+                _dispatchers(value.py_func, seen)
 
 
-def _reference(row: np.ndarray, allowed: np.ndarray, temperature: float, u: float) -> int:
-    """categorical_small over the allowed entries, as an index of the whole row."""
-    kept = [i for i in range(len(row)) if allowed[i]]
-    return kept[categorical_small([float(row[i]) for i in kept], temperature, u)]
+def test_play_games_is_keyed_by_every_file_it_compiles_in() -> None:
+    """Its closure holds the digest of :data:`SOURCES`, and every compiled function it calls
+    is defined in one of them (a helper in a new file fails here until the file is added)."""
+    from dixit_lab.engine import kernel
+
+    closure = [cell.cell_contents for cell in kernel.play_games.py_func.__closure__ or ()]
+    assert closure == [kernel.sources_digest()]
+    called: dict[str, str] = {}
+    _dispatchers(kernel.play_games.py_func, called)
+    assert {"play_tell", "weighted", "stream_argsort", "_refill"} <= set(called)
+    assert set(called.values()) <= {kernel.__name__, *(m.__name__ for m in kernel.SOURCES)}
 
 
-def _masks(n: int) -> list[np.ndarray]:
-    masks = [np.ones(n, dtype=np.bool_)]
-    if n > 1:  # a listener's own card, not allowed
-        masks.append(np.arange(n) != 1)
-    return masks
+def test_numba_still_keys_a_cache_by_the_contents_of_a_closure(tmp_path: Path) -> None:
+    """What the kernel relies on: a cached function closed over a digest of the file of a
+    function it calls is compiled again when that file changes (Numba alone would load the
+    stale version: numba/numba#1833)."""
+    (tmp_path / "helper.py").write_text(textwrap.dedent("""
+        from numba import njit
 
+        @njit(inline="always")
+        def step(x):
+            return x + 1
+        """), encoding="utf-8")
+    (tmp_path / "main.py").write_text(textwrap.dedent("""
+        import hashlib
+        import pathlib
 
-def test_the_exact_draw_is_categorical_small() -> None:
-    """Ties at the top, disallowed entries, infinite and NaN values (NaN weights, as in
-    Python)."""
-    from dixit_lab.engine.kernel import _categorical
+        from numba import njit
 
-    for row in _rows(4, 400):
-        for allowed in _masks(len(row)):
-            for u in (0.0, 0.2, 0.5, 0.77, 0.999999):
-                for temperature in (0.05, 1.0):
-                    values = np.zeros(16)
-                    values[:len(row)] = row
-                    assert _categorical(values, len(row), temperature, u, allowed) == \
-                        _reference(row, allowed, temperature, u)
+        from helper import step
 
+        def make(digest):
+            @njit(cache=True)
+            def play(x):
+                if not digest:
+                    return -1
+                return step(x)
+            return play
 
-def _boundaries(row: np.ndarray, allowed: np.ndarray, temperature: float) -> list[float]:
-    """The uniforms at which the reference's draw changes (each cumulative weight over the
-    total), and the floats next to them: where rounding decides."""
-    top = max(float(row[i]) for i in range(len(row)) if allowed[i])
-    sums, total = [], 0.0
-    for i in range(len(row)):
-        if allowed[i]:
-            total += math.exp((float(row[i]) - top) / temperature)
-            sums.append(total)
-    out = []
-    for bound in sums[:-1]:
-        u = bound / total
-        out += [math.nextafter(u, 0.0), u, math.nextafter(u, 1.0)]
-    return [u for u in out if 0.0 <= u < 1.0]
+        source = pathlib.Path(__file__).with_name("helper.py").read_bytes()
+        print(make(hashlib.sha256(source).hexdigest())(1))
+        """), encoding="utf-8")
 
+    def run() -> str:
+        return subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True,
+                              text=True, check=True).stdout.strip()
 
-def _fast(row: np.ndarray, allowed: np.ndarray, temperature: float, u: float,
-          margin: float) -> int:
-    from dixit_lab.engine.kernel import _weighted
-
-    weights = np.zeros(16)
-    weights[:len(row)] = softmax_weights(row, temperature)
-    return int(_weighted(weights, len(row), u, allowed, margin))
-
-
-def test_the_fast_draw_is_the_exact_one_or_declines() -> None:
-    """Over random rows and uniforms, and uniforms on the reference's boundaries, the fast
-    draw is the reference's whenever it draws; it declines at every boundary it cannot
-    vouch for and at rows with NaN or infinite values, and draws nearly everywhere else."""
-    rng = np.random.default_rng(8)
-    random_declined = random_drawn = 0
-    for row in _rows(5, 600):
-        finite = bool(np.all(np.isfinite(row)))
-        for allowed in _masks(len(row)):
-            for temperature in (0.05, 0.5, 3.0, -0.7):
-                if finite and temperature < 0 and np.ptp(row) > 100:
-                    continue  # the reference's exp overflows (Python raises)
-                uniforms = [float(x) for x in rng.random(8)]
-                edges = _boundaries(row, allowed, temperature) if finite else []
-                for u in uniforms + edges:
-                    got = _fast(row, allowed, temperature, u, MARGIN)
-                    if u in uniforms and finite:
-                        random_drawn += got >= 0
-                        random_declined += got < 0
-                    if got >= 0:
-                        assert finite, f"drew from {row}"
-                        assert got == _reference(row, allowed, temperature, u), (row, u)
-    assert random_declined < random_drawn / 1000  # the fast draw is the usual one
-
-
-def test_without_its_margin_the_fast_draw_would_differ() -> None:
-    """The margin is what makes it exact: with none, some draws on the boundaries differ
-    from the reference's (so the test above can fail)."""
-    wrong = 0
-    for row in _rows(6, 600):
-        if not np.all(np.isfinite(row)):
-            continue
-        allowed = np.ones(len(row), dtype=np.bool_)
-        for temperature in (0.05, 0.5, 3.0):
-            for u in _boundaries(row, allowed, temperature):
-                got = _fast(row, allowed, temperature, u, -math.inf)
-                wrong += got >= 0 and got != _reference(row, allowed, temperature, u)
-    assert wrong > 0
-
-
-def test_weights_the_fast_draw_refuses() -> None:
-    """A NaN, an infinite value, a temperature of 0, an overflow; and allowed cards whose
-    weights underflow next to the row's maximum (a listener's own card, not allowed), whose
-    rounded ratio (1 : 2 for e^0.5) would draw another card."""
-    for row, temperature in [(np.array([0.2, np.nan]), 1.0), (np.array([np.inf, 0.1]), 1.0),
-                             (np.array([-np.inf, -np.inf]), 1.0), (np.array([0.1, 0.2]), 0.0),
-                             (np.array([0.0, 900.0]), -1.0)]:
-        assert _fast(row, np.ones(2, dtype=np.bool_), temperature, 0.4, MARGIN) == -1
-    row, own_card_out = np.array([745.0, 0.0, 0.5]), np.array([False, True, True])
-    assert _reference(row, own_card_out, 1.0, 0.3) == 1
-    assert _fast(row, own_card_out, 1.0, 0.3, MARGIN) == -1
+    assert run() == "2"
+    assert run() == "2"  # from the cache
+    assert list((tmp_path / "__pycache__").glob("main.*.nbi"))
+    helper = tmp_path / "helper.py"
+    helper.write_text(helper.read_text(encoding="utf-8").replace("x + 1", "x + 2"),
+                      encoding="utf-8")
+    assert run() == "3"
