@@ -7,7 +7,7 @@ per CPU second, ``time.process_time``, so that other load on the machine does no
 
 1. ``kernel``: :func:`dixit_lab.engine.compiled.play_keys`, the games of 5 seats of each table
    (``--games`` games in chunks of 5,000, as the runner's chunks): the seats' streams, the
-   kernel, its round arrays; no records.
+   kernel, its round arrays (kept from chunk to chunk, as the engine keeps them); no records.
 2. ``kernel + records``: :func:`dixit_lab.engine.compiled.play_compiled`, the same games and
    their JSON lines (the records writer is the batched engine's, in NumPy and Python).
 3. ``numpy batched``: :func:`dixit_lab.engine.batched.play_batch`, the same games and lines.
@@ -63,10 +63,10 @@ def kernel_rate(spec: str, games: int) -> float:
     table = prepare_tables([[agent] * 5] * CHUNK, rules, deck, seeds)
     chunks = [_keys([game_seed(1, g) for g in range(first, first + CHUNK)])
               for first in range(0, games, CHUNK)]
-    play_keys(table, rules, chunks[0])  # compiled or loaded before the clock starts
+    play_keys(table, rules, chunks[0], reuse=True)  # compiled or loaded before the clock
     start = time.process_time()
     for keys in chunks:
-        play_keys(table, rules, keys)
+        play_keys(table, rules, keys, reuse=True)  # as the engine plays: its round arrays kept
     return CHUNK * len(chunks) / (time.process_time() - start)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.util
+import threading
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -182,7 +183,7 @@ def run_compiled(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     table = prepare_tables(tables, rules, deck, seeds)
     seeds = game_seeds(seeds)
     keys = _keys(seeds)
-    flat = play_keys(table, rules, keys)
+    flat = play_keys(table, rules, keys, reuse=True)  # by_round copies the rounds out
     games = _Played(table.shape, seeds, table.seating, flat.end_round,
                     _END_REASONS[flat.end_reason], flat.final)
     return games, flat.by_round(), table.names, table.clue_texts
@@ -212,8 +213,12 @@ class FlatRounds:
         return out
 
 
-def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray) -> FlatRounds:
-    """Play the games of game keys ``keys`` ((B, 2) uint64) at ``table`` on the kernel."""
+def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray, reuse: bool = False
+              ) -> FlatRounds:
+    """Play the games of game keys ``keys`` ((B, 2) uint64) at ``table`` on the kernel.
+    ``reuse``: its round arrays (``FlatRounds.rounds``) are this thread's from one call to
+    the next (their pages written once, not once a batch: a tenth of a compiled game), so
+    valid only until this thread's next call with ``reuse``."""
     from dixit_lab.engine.kernel import play_games
     from dixit_lab.engine.kernel_bases import seat_bases
 
@@ -236,7 +241,8 @@ def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray) -> FlatRounds:
     end_round = np.empty(b, dtype=np.int64)
     end_reason = np.empty(b, dtype=np.int64)
     final = np.empty((b, n), dtype=np.int64)
-    rounds = _round_arrays(b * _rounds_guess(rules, shape) + rules.max_rounds, shape)
+    capacity = b * _rounds_guess(rules, shape) + rules.max_rounds
+    rounds = _held_rounds(capacity, shape) if reuse else _round_arrays(capacity, shape)
     done = 0
     while done < b:
         done = play_games(  # type: ignore[call-arg]
@@ -247,6 +253,8 @@ def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray) -> FlatRounds:
             for key, values in rounds.items():
                 grown[key][:len(values)] = values
             rounds = grown
+            if reuse:
+                _HELD.rounds[shape] = grown
     used = int(round_start[b])
     return FlatRounds(round_start, end_round, end_reason, final,
                       {key: values[:used] for key, values in rounds.items()})
@@ -263,6 +271,20 @@ def _rounds_guess(rules: RuleSet, shape: TableShape) -> int:
 #: scores fit in 32 bits, and the arrays' pages, written once each, cost a seventh of the
 #: kernel's time at 64
 _ROUND_DTYPE = np.int32
+
+
+_HELD = threading.local()  # .rounds: TableShape -> this thread's round arrays (play_keys)
+
+
+def _held_rounds(capacity: int, shape: TableShape) -> dict[str, np.ndarray]:
+    """This thread's round arrays for ``shape``, of ``capacity`` rows or more (made larger
+    when they are not)."""
+    held: dict[TableShape, dict[str, np.ndarray]] = getattr(_HELD, "rounds", {})
+    _HELD.rounds = held
+    arrays = held.get(shape)
+    if arrays is None or len(arrays["storyteller"]) < capacity:
+        arrays = held[shape] = _round_arrays(capacity, shape)
+    return arrays
 
 
 def _round_arrays(capacity: int, shape: TableShape) -> dict[str, np.ndarray]:

@@ -205,3 +205,26 @@ def test_every_softmax_draw_exact_or_fast_gives_the_same_games(monkeypatch, marg
     monkeypatch.setattr(compiled, "_PACKS", {})
     compare(["softmax", "softmax(temperature=0.5)", "random", "softmax"], "classic", 25)
     compare(["softmax"] * 3, "quest", 10)
+
+
+@needs_numba
+def test_kept_round_arrays_give_each_batch_its_own_rounds() -> None:
+    """``play_keys(reuse=True)`` plays into the same arrays batch after batch (grown when a
+    batch needs more rows): each batch's rounds are those of fresh arrays."""
+    import numpy as np
+
+    from dixit_lab.core.seeding import game_seed
+    from dixit_lab.engine.batched import _keys, prepare_tables
+    from dixit_lab.engine.compiled import play_keys
+
+    deck = load_deck("dreams")
+    for rules in (get_rules("classic"),  # 60 rounds a game, more than the 32 guessed: grown
+                  get_rules("classic", deck_exhausted="reshuffle_discard", max_rounds=60)):
+        for first, games in ((0, 30), (30, 7), (37, 60)):
+            seeds = [game_seed(5, g) for g in range(first, first + games)]
+            table = prepare_tables([[make_agent("softmax")] * 4] * games, rules, deck, seeds)
+            kept = play_keys(table, rules, _keys(seeds), reuse=True)
+            fresh = play_keys(table, rules, _keys(seeds))
+            assert np.array_equal(kept.round_start, fresh.round_start)
+            for key, values in fresh.rounds.items():
+                assert np.array_equal(kept.rounds[key], values), key
