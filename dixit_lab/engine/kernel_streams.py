@@ -62,34 +62,39 @@ def stream_base(k0: np.uint64, k1: np.uint64, stream: int) -> np.uint64:
 @HELPER
 def stream_argsort(base, offset, size, keys, spare, counts, out):  # type: ignore[no-untyped-def]
     """``out[:size]`` = the stable argsort of numbers ``offset ..`` of a stream
-    (``seeding.permutation``): each number's 53 bits above its index, sorted; many (a deal)
-    first into buckets by their top bits (a comparison sort's mispredictions were a third of
-    a game)."""
+    (``seeding.permutation``): each number's 53 bits above its index (distinct keys, so any
+    sort gives this order). A few (a display) by counting, for each key, the keys below it
+    (no branch to mispredict); many (a deal) first into buckets by their top bits, then an
+    insertion sort (a comparison sort's mispredictions were a third of a game)."""
     for i in range(size):
         keys[i] = (bits(base, offset + i) << _S11) | np.uint64(i)
-    ordered = keys
-    if size > 24:
-        width = 1
-        while (1 << width) < size:
-            width += 1
-        shift = np.uint64(64 - width)
-        for bucket in range(1 << width):
-            counts[bucket] = 0
+    if size <= 24:
         for i in range(size):
-            counts[np.int64(keys[i] >> shift)] += 1
-        total = 0
-        for bucket in range(1 << width):
-            count = counts[bucket]
-            counts[bucket] = total
-            total += count
-        for i in range(size):
-            bucket = np.int64(keys[i] >> shift)
-            spare[counts[bucket]] = keys[i]
-            counts[bucket] += 1
-        ordered = spare
-    _insertion_sort(ordered, size)
+            rank = 0
+            for j in range(size):
+                rank += keys[j] < keys[i]
+            out[rank] = i
+        return
+    width = 1
+    while (1 << width) < size:
+        width += 1
+    shift = np.uint64(64 - width)
+    for bucket in range(1 << width):
+        counts[bucket] = 0
     for i in range(size):
-        out[i] = np.int64(ordered[i] & _LOW11)
+        counts[np.int64(keys[i] >> shift)] += 1
+    total = 0
+    for bucket in range(1 << width):
+        count = counts[bucket]
+        counts[bucket] = total
+        total += count
+    for i in range(size):
+        bucket = np.int64(keys[i] >> shift)
+        spare[counts[bucket]] = keys[i]
+        counts[bucket] += 1
+    _insertion_sort(spare, size)
+    for i in range(size):
+        out[i] = np.int64(spare[i] & _LOW11)
 
 
 @HOT
