@@ -16,6 +16,7 @@ from dixit_lab.cli.main import main
 from dixit_lab.run.experiment import ConfigError, parse_config
 from dixit_lab.run.runner import run_experiment
 from tests.games_files import games_text
+from tests.optional import import_or_skip
 
 BASE = {"name": "records", "seed": 5, "deck": "numbered-60",
         "players": ["random", "random", {"name": "other", "agent": "random"}],
@@ -171,6 +172,7 @@ def test_a_self_consistent_edit_of_a_plain_file_is_refused(tmp_path, capsys, com
 
 
 def test_view_refuses_an_altered_games_file(tmp_path):
+    import_or_skip("fastapi")  # the viewer is the web extra's
     from dixit_lab.web.view_app import ResultsIndex
 
     folder, path = plain(tmp_path)

