@@ -43,7 +43,7 @@ from dixit_lab.records.format import game_index
 from dixit_lab.records.integrity import FolderLock, check_saved_line
 from dixit_lab.records.manifest import MANIFEST_NAME, remove_manifest, write_manifest
 from dixit_lab.run.deal_secret import run_secret
-from dixit_lab.run.executors import chunked, get_executor, run_chunks
+from dixit_lab.run.executors import WorkerLost, chunked, get_executor, run_chunks
 from dixit_lab.run.experiment import (
     ConfigError,
     ExperimentConfig,
@@ -394,10 +394,17 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                     written.add(results[0][0])
                     played += len(results)
                     bar.update(len(results))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
+            from dixit_lab.run.tournament import ChunkInterrupted
+
+            if isinstance(interrupt, ChunkInterrupted):  # its ended games: saved as parts
+                saved += len(interrupt.results)
             print(f"\ninterrupted: {saved} of {len(specs)} games are saved in {folder}; "
                   f"run the same command again to play the rest", file=sys.stderr)
             raise
+        except WorkerLost as error:  # the chunks other workers finished may be saved too
+            raise WorkerLost(f"{folder}: {error}; at least {saved} of {len(specs)} games are "
+                             f"saved: run the same command again to play the rest") from None
     wall = time.perf_counter() - start
     if saved != len(specs):
         raise ConfigError(f"{folder}: {len(specs) - saved} games are missing after the "

@@ -25,6 +25,7 @@ from dixit_lab.errors import ConfigError
 from dixit_lab.records.decks import DeckLookup, played_with
 
 __all__ = [
+    "ChunkInterrupted",
     "GameFailed",
     "GameSpec",
     "Schedule",
@@ -41,6 +42,16 @@ __all__ = [
 #: the games from which ``engine: auto`` plays on the compiled kernel (the ``fast`` extra)
 AUTO_COMPILED_GAMES = 100_000
 _SCHEDULE_STREAM = 0x5C4ED  # spawn key of the stream that samples tables (apart from games)
+
+
+class ChunkInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM while a chunk's games were being played: ``results`` are the (game
+    index, JSON line) pairs of the games that had ended, in game order, for the caller to save
+    before the interrupt goes on (a chunk of model games is minutes of a server's work)."""
+
+    def __init__(self, results: list[tuple[int, str]]) -> None:
+        super().__init__()
+        self.results = results
 
 
 @dataclass(frozen=True)
@@ -383,7 +394,7 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
 
 def _play_one_by_one(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     deck = load_deck(setup.deck)
-    out = []
+    out: list[tuple[int, str]] = []
     for spec in chunk:
         agents = _POOL.table(setup, spec.seats)
         meta = {"game": spec.index, "deal": spec.deal,
@@ -392,6 +403,8 @@ def _play_one_by_one(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int
             record = play_game(agents, setup.rules, deck, setup.game_seed(spec.deal),
                                on_illegal=setup.on_illegal,  # type: ignore[arg-type]
                                meta=meta, players=setup.public_names(spec.seats))
+        except KeyboardInterrupt:
+            raise ChunkInterrupted(out) from None  # the games that ended are kept
         except Exception as error:
             raise GameFailed(f"game {spec.index} (players {meta['players']}): "
                              f"{type(error).__name__}: {error}") from error
