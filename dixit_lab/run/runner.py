@@ -52,8 +52,20 @@ from dixit_lab.run.experiment import (
     read_yaml_file,
 )
 from dixit_lab.run.folder import ENGINE_PLAYED
-from dixit_lab.run.parts import finished_beside, merge_parts, other_records, save_part
-from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
+from dixit_lab.run.parts import (
+    finished_beside,
+    forget_predictions,
+    merge_parts,
+    other_records,
+    save_part,
+)
+from dixit_lab.run.tournament import (
+    GameSpec,
+    TableSetup,
+    forget_agents,
+    schedule_games,
+    table_setup,
+)
 
 __all__ = ["ModelShareError", "RunResult", "model_shares", "prepare_folder", "run_experiment",
            "run_file", "run_sweep", "table_setup"]
@@ -460,6 +472,8 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
                 print(f"sweep point {index + 1}/{len(points)}: {label}", file=sys.stderr)
             run_experiment(config, sub, executor=executor, workers=workers,
                            show_progress=show_progress, address=address)
+            forget_predictions()  # the next point plays other setups: memory stays flat
+            forget_agents()
             writer.writerow([index, *[settings[p] for p in paths],
                              os.path.relpath(sub, folder)])
     atomic_write_text(folder / "sweep.csv", buffer.getvalue())
