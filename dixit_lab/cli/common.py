@@ -11,7 +11,7 @@ from pathlib import Path
 from dixit_lab.errors import UserError
 
 __all__ = ["at_least", "check_output_file", "non_negative", "positive", "print_agents",
-           "seconds_since_start"]
+           "seconds_since_start", "share"]
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -26,6 +26,18 @@ def at_least(minimum: int) -> Callable[[str], int]:
 
 
 positive, non_negative = at_least(1), at_least(0)
+
+
+def share(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}") \
+            from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
+    return value
 
 
 def check_output_file(path: str, option: str) -> None:

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from dixit_lab.run.experiment import parse_config
-from dixit_lab.run.runner import ModelShareError, run_experiment
+from dixit_lab.run.runner import FaultShareError, run_experiment
 from dixit_lab.vlm.stub import StubServer
 
 pytest.importorskip("httpx")
@@ -59,7 +59,7 @@ def test_a_budget_stops_the_seat_with_budget_faults_and_keeps_the_results(tmp_pa
 
 def test_a_model_seat_of_fallbacks_fails_the_run_and_keeps_the_results(tmp_path):
     with StubServer() as stub:
-        with pytest.raises(ModelShareError, match=r"m made 0 of \d+ decisions itself"):
+        with pytest.raises(FaultShareError, match=r"m made 0 of \d+ decisions itself"):
             run_experiment(parse_config(data(stub, model="error500", games=1)),
                            tmp_path / "run", show_progress=False)
         row = pd.read_csv(tmp_path / "run" / "agents.csv").set_index("player").loc["m"]
