@@ -183,7 +183,7 @@ def test_a_seat_over_max_fault_share_fails_the_run_once_its_results_are_written(
                for number, rnd in enumerate(r.rounds) for f in rnd.faults
                if r.meta["players"][f.seat] == "off"]
     assert min(faults_of_off) == (first["game"], first["round"])  # its first, in game order
-    # the limit is no part of the experiment: raised, the same folder resumes and passes
-    result = run_experiment(parse_config({**config, "max_fault_share": 1}), folder,
-                            show_progress=False)
+    # the limits are no part of the experiment: changed, the same folder resumes (and passes)
+    result = run_experiment(parse_config({**config, "max_fault_share": 1,
+                                          "min_model_share": 0.9}), folder, show_progress=False)
     assert result.played == 0
