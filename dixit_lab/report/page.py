@@ -171,8 +171,8 @@ def _reading(agents: pd.DataFrame, ratings: pd.DataFrame | None, games: int) -> 
             if apart is True:
                 text += "; the 95% intervals do not overlap, so the lead is clear"
             elif apart is False:
-                text += ("; the 95% intervals overlap, so these games do not separate the "
-                         "two")
+                text += ("; the 95% intervals overlap, which alone does not show that the "
+                         "two score alike (a difference can be clear where intervals overlap)")
         sentences.append(text + ".")
         some = told.sort_values("some_found_rate", ascending=False, kind="stable").iloc[0]
         if len(told) == 1:

@@ -285,7 +285,8 @@ def _sweep_reading(joined: pd.DataFrame, paths: Sequence[str]) -> list[str]:
         apart = separated(best, worst, metric)
         if apart is not None:
             text += (" (intervals do not overlap)" if apart else
-                     " (intervals overlap: the sweep does not separate them)")
+                     " (intervals overlap, which alone does not show that the two are "
+                     "alike)")
         sentences.append(text + ".")
         if len(sentences) == 3:
             break

@@ -131,7 +131,9 @@ def test_reading_is_computed_from_the_numbers():
     assert "beta hit 'some but not all' most often (80%" in text
     close = apart.assign(storyteller_points_per_turn_ci_low=[0.8, 0.9],
                          storyteller_points_per_turn_ci_high=[1.2, 2.7])
-    assert "intervals overlap" in " ".join(_reading(close, None, 10))
+    overlap = " ".join(_reading(close, None, 10))
+    assert "intervals overlap, which alone does not show that the two score alike" in overlap
+    assert "do not separate" not in overlap  # overlapping intervals are not a test of equality
 
 
 def test_plots_follow_the_data(tmp_path):
