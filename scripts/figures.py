@@ -1,0 +1,502 @@
+"""The result figures the README and the docs quote, regenerated from the shipped configs.
+
+    nice -n 10 python scripts/figures.py [--only GROUP ...] [--scratch DIR] [--keep]
+    python scripts/figures.py --check      # which quoted figure no longer matches
+    python scripts/figures.py --rewrite    # the docs' marked figures from docs/figures.json
+
+Each group runs shipped configs of ``experiments/`` (offline, into a scratch folder) and
+computes its figures from the results folders: each with its value, its 95% interval where
+it has one and the text the docs quote. ``docs/figures.json`` keeps every group's figures
+with its configs, seeds, package version and git commit; the marked figures of the README
+and the docs (``scripts/figure_marks.py``) are then rewritten from it. Where the docs state a
+pattern (how far predicted and observed find rates are apart, on which side), the group runs
+its config at several seeds and the figures are the spread over them.
+
+Groups: quickstart (seconds), storytellers, table_sizes, tom_table (the largest: 68
+points of the reference engine). ``tests/test_figures.py`` checks the docs against
+``docs/figures.json`` and re-runs the quickstart group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import figure_marks
+
+from dixit_lab import __version__
+from dixit_lab.run.experiment import parse_config, read_yaml_file
+from dixit_lab.run.runner import run_experiment, run_sweep
+from dixit_lab.run.sweep_folder import sweep_points
+from dixit_lab.stats.intervals import paired_difference, wilson_from_effective
+from dixit_lab.stats.sweep_pairs import per_game_values
+
+ROOT = figure_marks.ROOT
+EXPERIMENTS = ROOT / "experiments"
+METRIC = "storyteller_points_per_turn"
+TELLER = "storyteller"
+#: the seeds of the patterns: each config's own seed first, then three more
+EXTRA_SEEDS = (1001, 1002, 1003)
+
+Figures = dict[str, dict[str, Any]]
+
+
+# -- formatting: the docs' style ----------------------------------------------------------------
+
+def minus(text: str) -> str:
+    """The docs' minus sign."""
+    return text.replace("-", "−")
+
+
+def num(value: float, digits: int = 2, signed: bool = False) -> str:
+    return minus(f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}")
+
+
+def with_ci(value: float, low: float, high: float, digits: int = 2,
+            signed: bool = False) -> str:
+    return (f"{num(value, digits, signed)} [{num(low, digits, signed)}, "
+            f"{num(high, digits, signed)}]")
+
+
+def figure(text: str, value: Any = None, interval: Sequence[float] | None = None,
+           **more: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"value": value, "text": text}
+    if interval is not None:
+        entry["interval"] = [float(x) for x in interval]
+    entry.update(more)
+    return entry
+
+
+def ci_figure(value: float, low: float, high: float, digits: int = 2,
+              signed: bool = False) -> dict[str, Any]:
+    return figure(with_ci(value, low, high, digits, signed), float(value), (low, high))
+
+
+def number_figure(value: float, digits: int = 2, signed: bool = False) -> dict[str, Any]:
+    return figure(num(value, digits, signed), float(value))
+
+
+def percent_figure(value: float) -> dict[str, Any]:
+    return figure(f"{100 * value:.0f}%", float(value))
+
+
+def range_text(values: Sequence[float], digits: int = 2, signed: bool = False) -> str:
+    low, high = min(values), max(values)
+    if num(low, digits, signed) == num(high, digits, signed):
+        return num(low, digits, signed)
+    return f"{num(low, digits, signed)} to {num(high, digits, signed)}"
+
+
+def range_figure(values: Sequence[float], digits: int = 2, signed: bool = False
+                 ) -> dict[str, Any]:
+    return figure(range_text(values, digits, signed), [float(min(values)), float(max(values))])
+
+
+# -- running the shipped configs ----------------------------------------------------------------
+
+def run_config(name: str, scratch: Path, seed: int | None = None,
+               executor: str | None = None, workers: int | None = None) -> Path:
+    """Play ``experiments/NAME.yaml`` (at ``seed``, else its own) into ``scratch``; the
+    results folder (a sweep folder for a config with a sweep). A folder already complete is
+    reused (the runner plays only missing games)."""
+    path = EXPERIMENTS / f"{name}.yaml"
+    data = read_yaml_file(path)
+    if seed is not None:
+        data["seed"] = seed
+    out = scratch / f"{name}-{data['seed']}"
+    if data.get("sweep"):
+        run_sweep(data, str(path), out, executor=executor, workers=workers,
+                  show_progress=False)
+    else:
+        run_experiment(parse_config(data, str(path)), out, executor=executor,
+                       workers=workers, show_progress=False)
+    return out
+
+
+def config_seed(name: str) -> int:
+    return int(read_yaml_file(EXPERIMENTS / f"{name}.yaml")["seed"])
+
+
+def teller_row(folder: Path) -> pd.Series:
+    agents = pd.read_csv(folder / "agents.csv")
+    return agents[agents["player"] == TELLER].iloc[0]
+
+
+def storyteller_points(folder: Path) -> list[tuple[str, Path]]:
+    """The points of a sweep over the storyteller's agent: (the agent's name, folder)."""
+    points = sweep_points(folder) or []
+    return [(str(teller_row(p.folder)["agent"]).split("(")[0], p.folder) for p in points]
+
+
+# -- the groups ---------------------------------------------------------------------------------
+
+def quickstart(scratch: Path) -> dict[str, Any]:
+    """The quickstart's table as ``dixit-lab run`` prints it, and rating_pairs.csv's pairs
+    that the README quotes."""
+    from dixit_lab.cli.common import print_agents
+
+    folder = run_config("quickstart", scratch)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print_agents(folder)
+    pairs = pd.read_csv(folder / "rating_pairs.csv")
+    figures: Figures = {}
+    for first, second in (("ambiguity", "literal"), ("pragmatic", "literal")):
+        row = pairs[(pairs.player_a == first) & (pairs.player_b == second)]
+        sign = 1.0
+        if row.empty:  # the stronger comes first in the file
+            row, sign = pairs[(pairs.player_a == second) & (pairs.player_b == first)], -1.0
+        row = row.iloc[0]
+        low, high = sorted((sign * row["ci_low"], sign * row["ci_high"]))
+        figures[f"pair.{first}-{second}"] = ci_figure(sign * row["difference"], low, high,
+                                                      signed=True)
+    table = printed.getvalue().rstrip("\n")
+    return {"configs": ["experiments/quickstart.yaml"], "seeds": [config_seed("quickstart")],
+            "figures": figures, "tables": {"printed": figure(table)}}
+
+
+def _duel_figures(folder: Path, prefix: str, figures: Figures) -> dict[str, dict[int, float]]:
+    """Per storyteller of a duel-shaped sweep: points per turn, outcomes, find rates; and
+    the per-game values (for the paired differences)."""
+    values = {}
+    for agent, point in storyteller_points(folder):
+        row = teller_row(point)
+        key = f"{prefix}.{agent}"
+        figures[f"{key}.points"] = ci_figure(row[METRIC], row[f"{METRIC}_ci_low"],
+                                             row[f"{METRIC}_ci_high"])
+        for outcome in ("all_found", "some_found", "none_found"):
+            figures[f"{key}.{outcome}"] = percent_figure(row[f"{outcome}_rate"])
+        figures[f"{key}.observed"] = ci_figure(row["observed_find_rate"],
+                                               row["observed_find_rate_ci_low"],
+                                               row["observed_find_rate_ci_high"])
+        figures[f"{key}.observed.value"] = number_figure(row["observed_find_rate"])
+        predicted = row.get("predicted_find_rate")
+        figures[f"{key}.predicted"] = (number_figure(predicted) if pd.notna(predicted)
+                                       else figure("–"))
+        if pd.notna(predicted):
+            inside = row["observed_find_rate_ci_low"] <= predicted \
+                <= row["observed_find_rate_ci_high"]
+            figures[f"{key}.gap"] = number_figure(row["observed_find_rate"] - predicted, 3,
+                                                  signed=True)
+            figures[f"{key}.prediction"] = figure("inside" if inside else "outside",
+                                                  bool(inside))
+        figures[f"{key}.turns"] = figure(f"{int(row['storyteller_turns']):,}",
+                                         int(row["storyteller_turns"]))
+        values[agent] = per_game_values(point, [TELLER], METRIC)[TELLER]
+    tuned = [figures[f"{prefix}.{agent}.points"]["value"] for agent in values
+             if agent != "literal"]
+    figures[f"{prefix}.tuned.points"] = range_figure(tuned)
+    games = int(pd.read_csv(storyteller_points(folder)[0][1] / "agents.csv")["games"].max())
+    figures[f"{prefix}.games"] = figure(f"{games:,}", games)
+    tom = values.get("theory_of_mind")
+    if tom is not None:
+        for agent, other in values.items():
+            if agent == "theory_of_mind":
+                continue
+            common = sorted(set(tom) & set(other))
+            d = paired_difference([tom[g] for g in common], [other[g] for g in common])
+            figures[f"{prefix}.tom_minus.{agent}"] = ci_figure(d.mean, d.low, d.high,
+                                                               signed=True)
+    return values
+
+
+LISTENERS = (("duel", "storyteller_duel", "`conse` (shared perception)"),
+             ("cross", "cross_perception", "`text` (cross perception)"),
+             ("noisy", "noisy_listeners", "`conse` + noise 0.05"))
+TELLERS = ("literal", "ambiguity", "pragmatic", "calibrated", "theory_of_mind")
+
+
+def storytellers(scratch: Path) -> dict[str, Any]:
+    """storyteller_duel.yaml, cross_perception.yaml and noisy_listeners.yaml: each storyteller
+    against four softmax listeners who perceive as the storytellers do, through another
+    space, or with noise; theory_of_mind minus each other storyteller, paired by game; and
+    the clustered listener accuracy of docs/statistics.md (cross_perception's literal
+    point)."""
+    figures: Figures = {}
+    folders = {}
+    for prefix, name, _ in LISTENERS:
+        folders[prefix] = run_config(name, scratch)
+        _duel_figures(folders[prefix], prefix, figures)
+    duel = ["| storyteller | turns | points / turn | all found | some found | none found | "
+            "find rate observed / predicted |", "|---|---|---|---|---|---|---|"]
+    for agent, point in storyteller_points(folders["duel"]):
+        key = f"duel.{agent}"
+        spec = str(teller_row(point)["agent"])
+        duel.append(f"| `{spec}` | {figures[key + '.turns']['text']} | "
+                    f"{figures[key + '.points']['text']} | "
+                    + " | ".join(figures[f"{key}.{o}"]["text"]
+                                 for o in ("all_found", "some_found", "none_found"))
+                    + f" | {figures[key + '.observed']['text']} / "
+                    f"{figures[key + '.predicted']['text']} |")
+    points = ["| listeners | config | games | " + " | ".join(TELLERS) + " |",
+              "|---|---|---|" + "---|" * len(TELLERS)]
+    minus = ["| listeners | " + " | ".join(f"− {t}" for t in TELLERS[:-1]) + " |",
+             "|---|" + "---|" * (len(TELLERS) - 1)]
+    for prefix, name, label in LISTENERS:
+        points.append(f"| {label} | `{name}.yaml` | {figures[prefix + '.games']['text']} | "
+                      + " | ".join(figures[f"{prefix}.{t}.points"]["text"] for t in TELLERS)
+                      + " |")
+        minus.append(f"| {label} | " + " | ".join(
+            figures[f"{prefix}.tom_minus.{t}"]["text"] for t in TELLERS[:-1]) + " |")
+    modelled = ("ambiguity", "pragmatic", "calibrated")
+    observed = [figures[f"cross.{a}.observed"]["value"] for a in modelled]
+    nobody = [figures[f"cross.{a}.none_found"]["value"] for a in modelled]
+    figures["cross.modelled.observed"] = range_figure(observed)
+    figures["cross.modelled.predicted"] = range_figure(
+        [figures[f"cross.{a}.predicted"]["value"] for a in modelled])
+    figures["cross.modelled.none_found"] = figure(
+        f"{100 * min(nobody):.0f}–{100 * max(nobody):.0f}%", [min(nobody), max(nobody)])
+    literal = dict(storyteller_points(folders["cross"]))["literal"]
+    agents = pd.read_csv(literal / "agents.csv")
+    row = agents[agents["player"] == "softmax-text"].iloc[0]
+    rate, votes = float(row["listener_accuracy"]), int(row["listener_turns"])
+    low, high = wilson_from_effective(rate, votes)
+    clustered = row["listener_accuracy_ci_high"] - row["listener_accuracy_ci_low"]
+    figures["cross.accuracy.clustered"] = ci_figure(rate, row["listener_accuracy_ci_low"],
+                                                    row["listener_accuracy_ci_high"], 3)
+    figures["cross.accuracy.unclustered"] = figure(f"[{low:.3f}, {high:.3f}]", None,
+                                                   (low, high))
+    figures["cross.accuracy.width_ratio"] = figure(f"{clustered / (high - low):.2f}×",
+                                                   float(clustered / (high - low)))
+    return {"configs": [f"experiments/{name}.yaml" for _, name, _ in LISTENERS],
+            "seeds": [config_seed(name) for _, name, _ in LISTENERS], "figures": figures,
+            "tables": {"duel": figure("\n".join(duel)), "points": figure("\n".join(points)),
+                       "tom_minus": figure("\n".join(minus))}}
+
+
+def _calibration_rows(folder: Path) -> pd.DataFrame:
+    """One row per point of an ambiguity sweep: players, target, predicted, observed and its
+    interval."""
+    rows = []
+    for point in sweep_points(folder) or []:
+        row = teller_row(point.folder)
+        config = read_yaml_file(point.folder / "config.yaml", strict=False)["experiment"]
+        players = sum(int(p.get("count", 1)) for p in config["players"])
+        target = re.search(r"target=([\d.]+)", str(row["agent"]))
+        assert target is not None, f"{point.folder}: not an ambiguity(target=...) storyteller"
+        rows.append({"players": players, "target": float(target[1]),
+                     "predicted": row["predicted_find_rate"],
+                     "observed": row["observed_find_rate"],
+                     "low": row["observed_find_rate_ci_low"],
+                     "high": row["observed_find_rate_ci_high"],
+                     "points": row[METRIC], "points_low": row[f"{METRIC}_ci_low"],
+                     "points_high": row[f"{METRIC}_ci_high"]})
+    return pd.DataFrame(rows)
+
+
+def table_sizes(scratch: Path) -> dict[str, Any]:
+    """ambiguity_table_sizes.yaml at its seed and three more: how far apart, and on which
+    side, predicted and observed find rates are at each table size; and
+    ambiguity_sweep.yaml's points by target."""
+    seeds = [config_seed("ambiguity_table_sizes"), *EXTRA_SEEDS]
+    frames = []
+    for seed in seeds:  # one process: the listener tables are built once per table size
+        folder = run_config("ambiguity_table_sizes", scratch, seed, executor="local")
+        frames.append(_calibration_rows(folder).assign(seed=seed))
+    runs = pd.concat(frames, ignore_index=True)
+    runs["gap"] = runs["observed"] - runs["predicted"]
+    runs["outside"] = (runs["predicted"] < runs["low"]) | (runs["predicted"] > runs["high"])
+    figures: Figures = {"seeds": figure(", ".join(map(str, seeds)), seeds)}
+    per_seed = runs.groupby(["players", "seed"]).agg(
+        worst=("gap", lambda g: g.abs().max()), mean=("gap", "mean"),
+        above=("gap", lambda g: int((g > 0).sum())), outside=("outside", "sum"),
+        targets=("gap", "size")).reset_index()
+    summary = ["| players | worst gap (each seed) | mean gap (each seed) | targets observed "
+               "above predicted (each seed) | targets whose prediction is outside the "
+               "interval (each seed) |", "|---|---|---|---|---|"]
+    for players, group in per_seed.groupby("players"):
+        key = f"p{players}"
+        targets = int(group["targets"].iloc[0])
+        figures[f"{key}.worst"] = number_figure(group["worst"].max(), 3)
+        figures[f"{key}.mean"] = range_figure(group["mean"].tolist(), 3, signed=True)
+        figures[f"{key}.above"] = figure(
+            ", ".join(str(int(a)) for a in group["above"]) + f" of {targets}",
+            [int(a) for a in group["above"]])
+        gaps = runs[runs.players == players]["gap"]
+        figures[f"{key}.gaps"] = range_figure(gaps.tolist(), 3, signed=True)
+        summary.append(
+            f"| {players} | " + ", ".join(num(w, 3) for w in group["worst"]) + " | "
+            + ", ".join(num(m, 3, True) for m in group["mean"]) + " | "
+            + ", ".join(f"{int(a)}/{targets}" for a in group["above"]) + " | "
+            + ", ".join(f"{int(o)}/{targets}" for o in group["outside"]) + " |")
+    small = per_seed[per_seed.players <= 5]
+    figures["p3to5.worst"] = number_figure(small["worst"].max(), 3)
+    shipped = runs[runs.seed == seeds[0]]
+    targets = ["| target | " + " | ".join(f"{p} players" for p in sorted(shipped.players.unique()))
+               + " |", "|---|" + "---|" * shipped.players.nunique()]
+    for target in (0.1, 0.3, 0.5, 0.7, 0.9):
+        cells = []
+        for _, row in shipped[np.isclose(shipped.target, target)].sort_values(
+                "players").iterrows():
+            cells.append(f"{row.predicted:.3f} / {row.observed:.3f} "
+                         f"[{row.low:.3f}, {row.high:.3f}]")
+        targets.append(f"| {target} | " + " | ".join(cells) + " |")
+    six = runs[runs.players == 6]
+    figures["p6.below_all_seeds"] = figure(
+        str(int(sum((g["gap"] < 0).all() for _, g in six.groupby("seed")))), None)
+    sweep = _calibration_rows(run_config("ambiguity_sweep", scratch, executor="local"))
+    best = sweep.loc[sweep["points"].idxmax()]
+    figures["sweep.best_target"] = number_figure(best["target"], 1)
+    figures["sweep.best_points"] = ci_figure(best["points"], best["points_low"],
+                                             best["points_high"])
+    last = sweep.loc[sweep["target"].idxmax()]
+    figures["sweep.points_0.9"] = ci_figure(last["points"], last["points_low"],
+                                            last["points_high"])
+    second = sweep.drop(index=best.name).loc[lambda s: s["points_high"] >= best["points_low"]]
+    figures["sweep.near_best"] = figure(
+        ", ".join(f"{t:.1f}" for t in sorted([best["target"], *second["target"]])),
+        sorted([float(best["target"]), *second["target"].astype(float)]))
+    return {"configs": ["experiments/ambiguity_table_sizes.yaml",
+                        "experiments/ambiguity_sweep.yaml"],
+            "seeds": seeds, "figures": figures,
+            "tables": {"summary": figure("\n".join(summary)),
+                       "targets": figure("\n".join(targets))}}
+
+
+def _tom_script() -> Any:
+    import importlib.util
+
+    path = EXPERIMENTS / "theory_of_mind_table.py"
+    spec = importlib.util.spec_from_file_location("theory_of_mind_table", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # its dataclass looks its module up there
+    spec.loader.exec_module(sys.modules[spec.name])
+    return sys.modules[spec.name]
+
+
+def tom_table(scratch: Path) -> dict[str, Any]:
+    """theory_of_mind_table.yaml: the table of docs/listeners.md and the README's summary of
+    it (ranges over the cells of each kind of audience)."""
+    script = _tom_script()
+    rows = script.table_rows(run_config("theory_of_mind_table", scratch))
+    figures: Figures = {}
+
+    def cells(column: str, audience: Callable[[str], bool]) -> list[Any]:
+        return [r[column] for r in rows if audience(str(r["audience"])) and r[column]]
+
+    kinds: dict[str, Callable[[str], bool]] = {
+        "text": lambda a: a == "text", "ridge": lambda a: a == "ridge",
+        "noisy": lambda a: a == "noisy", "warm": lambda a: a == "T0.2",
+        "cold": lambda a: a == "T0.01", "mixed": lambda a: a.startswith("mixed")}
+    for kind, audience in kinds.items():
+        for role in ("pragmatic", "oracle"):
+            diffs = cells(f"minus {role}", audience)
+            if not diffs:
+                continue
+            figures[f"{kind}.minus_{role}"] = range_figure([d.mean for d in diffs],
+                                                           signed=True)
+            figures[f"{kind}.minus_{role}.above"] = figure(
+                str(sum(d.low > 0 for d in diffs)), sum(d.low > 0 for d in diffs))
+            figures[f"{kind}.minus_{role}.below"] = figure(
+                str(sum(d.high < 0 for d in diffs)), sum(d.high < 0 for d in diffs))
+            figures[f"{kind}.cells"] = figure(str(len(diffs)), len(diffs))
+    oracle = [r["minus oracle"] for r in rows if r["minus oracle"]]
+    figures["oracle.cells"] = figure(str(len(oracle)), len(oracle))
+    figures["oracle.beaten"] = figure(str(sum(d.low > 0 for d in oracle)),
+                                      sum(d.low > 0 for d in oracle))
+    games = sorted({int(r["games"]) for r in rows})
+    figures["games"] = figure(", ".join(f"{g:,}" for g in games), games)
+    return {"configs": ["experiments/theory_of_mind_table.yaml"],
+            "seeds": [config_seed("theory_of_mind_table")], "figures": figures,
+            "tables": {"table": figure(script.markdown(rows))}}
+
+
+GROUPS: dict[str, Callable[[Path], dict[str, Any]]] = {
+    "quickstart": quickstart, "storytellers": storytellers,
+    "table_sizes": table_sizes, "tom_table": tom_table}
+
+
+# -- the command --------------------------------------------------------------------------------
+
+def git_commit() -> str | None:
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    return done.stdout.strip() or None
+
+
+def regenerate(groups: Sequence[str], scratch: Path) -> dict[str, Any]:
+    """Run ``groups`` into ``scratch``; ``docs/figures.json`` with their entries replaced
+    (read once they are computed, so that runs of other groups meanwhile are kept)."""
+    entries = {}
+    for name in groups:
+        start = time.monotonic()
+        print(f"{name}: running", file=sys.stderr, flush=True)
+        entry = GROUPS[name](scratch / name)
+        entry.update(dixit_lab_version=__version__, git_commit=git_commit(),
+                     seconds=round(time.monotonic() - start, 1))
+        entries[name] = entry
+        print(f"{name}: {entry['seconds']} s", file=sys.stderr, flush=True)
+    figures = figure_marks.load_figures()
+    figures["groups"] = dict(sorted({**figures["groups"], **entries}.items()))
+    return figures
+
+
+def write_figures(figures: dict[str, Any], path: Path = figure_marks.FIGURES) -> None:
+    def plain(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [plain(v) for v in value]
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float):
+            return None if math.isnan(value) else round(value, 6)
+        return value
+
+    path.write_text(json.dumps(plain(figures), indent=1, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=list(GROUPS), metavar="GROUP",
+                        help=f"regenerate these groups only ({', '.join(GROUPS)})")
+    parser.add_argument("--check", action="store_true",
+                        help="run nothing: list every quoted figure that differs from "
+                             "docs/figures.json (exit 1 if any)")
+    parser.add_argument("--rewrite", action="store_true",
+                        help="run nothing: rewrite the docs' figures from docs/figures.json")
+    parser.add_argument("--scratch", type=Path,
+                        help="where the results folders go (default: a temporary folder, "
+                             "removed at the end unless --keep)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    args = parser.parse_args(argv)
+    if args.check:
+        lines = figure_marks.differences(figure_marks.load_figures())
+        print("\n".join(lines) or "every quoted figure is the data's")
+        return 1 if lines else 0
+    if not args.rewrite:
+        scratch = args.scratch or Path(tempfile.mkdtemp(prefix="dixit-figures-"))
+        start = time.monotonic()
+        try:
+            write_figures(regenerate(args.only or list(GROUPS), scratch))
+        finally:
+            if args.scratch is None and not args.keep:
+                shutil.rmtree(scratch, ignore_errors=True)
+        print(f"wrote {figure_marks.FIGURES.relative_to(ROOT)} in "
+              f"{time.monotonic() - start:.0f} s", file=sys.stderr)
+    changed = figure_marks.rewrite_files(figure_marks.load_figures())
+    print("rewrote " + (", ".join(changed) if changed else "nothing: the docs agree"),
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
