@@ -12,7 +12,8 @@ and the docs (``scripts/figure_marks.py``) are then rewritten from it. Where the
 pattern (how far predicted and observed find rates are apart, on which side), the group runs
 its config at several seeds and the figures are the spread over them.
 
-Groups: quickstart (seconds), storytellers, table_sizes, tom_table (the largest: 68
+Groups: quickstart (seconds), storytellers, noisy, table_sizes, theory_of_mind (the
+storyteller configs' theory_of_mind points, on the reference engine), tom_table (the largest: 68
 points of the reference engine). ``tests/test_figures.py`` checks the docs against
 ``docs/figures.json`` and re-runs the quickstart group.
 """
@@ -43,7 +44,6 @@ import figure_marks
 from dixit_lab import __version__
 from dixit_lab.run.experiment import parse_config, read_yaml_file
 from dixit_lab.run.runner import run_experiment, run_sweep
-from dixit_lab.run.sweep_folder import sweep_points
 from dixit_lab.stats.intervals import paired_difference, wilson_from_effective
 from dixit_lab.stats.sweep_pairs import per_game_values
 
@@ -110,23 +110,65 @@ def range_figure(values: Sequence[float], digits: int = 2, signed: bool = False
 
 # -- running the shipped configs ----------------------------------------------------------------
 
-def run_config(name: str, scratch: Path, seed: int | None = None,
-               executor: str | None = None, workers: int | None = None) -> Path:
+def _play(config: Any, folder: Path) -> Path:
+    """Play ``config`` into ``folder``, unless the folder already holds its finished run (a
+    ``--scratch`` folder given again after an interruption: nothing is played or rewritten)."""
+    import yaml
+
+    summary, written = folder / "summary.json", folder / "config.yaml"
+    if summary.is_file() and (folder / "agents.csv").is_file() and written.is_file():
+        done = json.loads(summary.read_text(encoding="utf-8")).get("games")
+        experiment = yaml.safe_load(written.read_text(encoding="utf-8")).get("experiment")
+        if done == config.games and experiment == json.loads(json.dumps(config.resolved())):
+            return folder
+    run_experiment(config, folder, show_progress=False)
+    return folder
+
+
+def run_config(name: str, scratch: Path, seed: int | None = None) -> Path:
     """Play ``experiments/NAME.yaml`` (at ``seed``, else its own) into ``scratch``; the
-    results folder (a sweep folder for a config with a sweep). A folder already complete is
-    reused (the runner plays only missing games)."""
+    results folder (a sweep folder for a config with a sweep)."""
     path = EXPERIMENTS / f"{name}.yaml"
     data = read_yaml_file(path)
     if seed is not None:
         data["seed"] = seed
     out = scratch / f"{name}-{data['seed']}"
     if data.get("sweep"):
-        run_sweep(data, str(path), out, executor=executor, workers=workers,
-                  show_progress=False)
+        run_sweep(data, str(path), out, show_progress=False)
     else:
-        run_experiment(parse_config(data, str(path)), out, executor=executor,
-                       workers=workers, show_progress=False)
+        _play(parse_config(data, str(path)), out)
     return out
+
+
+def run_points(name: str, scratch: Path, seed: int | None = None,
+               agents: Sequence[str] | None = None) -> list[tuple[dict[str, Any], Path]]:
+    """Play the points of ``experiments/NAME.yaml``'s sweep (at ``seed``, else its own; with
+    ``agents``, only the points whose storyteller is one of them: a point's games do not
+    depend on the other points) into ``scratch``; (the point's settings, folder) of each."""
+    from dixit_lab.run.experiment import expand_sweep
+
+    path = EXPERIMENTS / f"{name}.yaml"
+    data = read_yaml_file(path)
+    if seed is not None:
+        data["seed"] = seed
+    out = scratch / f"{name}-{data['seed']}" / "points"
+    chosen = []
+    for index, settings, config in expand_sweep(data, str(path)):
+        if agents is None or teller_agent(settings) in agents:
+            chosen.append((settings, _play(config, out / f"{index:03d}")))
+    return chosen
+
+
+def teller_agent(settings: dict[str, Any]) -> str:
+    """The storyteller's agent name at a point of a sweep over it."""
+    return str(settings["players.0.agent"]).split("(")[0]
+
+
+def told(name: str, scratch: Path, agents: Sequence[str]) -> list[tuple[str, Path]]:
+    """The points of a sweep over the storyteller whose agent is in ``agents``: (the agent's
+    name, folder)."""
+    return [(teller_agent(settings), folder)
+            for settings, folder in run_points(name, scratch, agents=agents)]
 
 
 def config_seed(name: str) -> int:
@@ -136,12 +178,6 @@ def config_seed(name: str) -> int:
 def teller_row(folder: Path) -> pd.Series:
     agents = pd.read_csv(folder / "agents.csv")
     return agents[agents["player"] == TELLER].iloc[0]
-
-
-def storyteller_points(folder: Path) -> list[tuple[str, Path]]:
-    """The points of a sweep over the storyteller's agent: (the agent's name, folder)."""
-    points = sweep_points(folder) or []
-    return [(str(teller_row(p.folder)["agent"]).split("(")[0], p.folder) for p in points]
 
 
 # -- the groups ---------------------------------------------------------------------------------
@@ -171,11 +207,12 @@ def quickstart(scratch: Path) -> dict[str, Any]:
             "figures": figures, "tables": {"printed": figure(table)}}
 
 
-def _duel_figures(folder: Path, prefix: str, figures: Figures) -> dict[str, dict[int, float]]:
-    """Per storyteller of a duel-shaped sweep: points per turn, outcomes, find rates; and
-    the per-game values (for the paired differences)."""
+def _duel_figures(points: Sequence[tuple[str, Path]], prefix: str, figures: Figures
+                  ) -> dict[str, dict[int, float]]:
+    """Per storyteller of a duel-shaped sweep's ``points``: points per turn, outcomes, find
+    rates; and the per-game values (for the paired differences)."""
     values = {}
-    for agent, point in storyteller_points(folder):
+    for agent, point in points:
         row = teller_row(point)
         key = f"{prefix}.{agent}"
         figures[f"{key}.points"] = ci_figure(row[METRIC], row[f"{METRIC}_ci_low"],
@@ -200,69 +237,56 @@ def _duel_figures(folder: Path, prefix: str, figures: Figures) -> dict[str, dict
                                          int(row["storyteller_turns"]))
         values[agent] = per_game_values(point, [TELLER], METRIC)[TELLER]
     tuned = [figures[f"{prefix}.{agent}.points"]["value"] for agent in values
-             if agent != "literal"]
-    figures[f"{prefix}.tuned.points"] = range_figure(tuned)
-    games = int(pd.read_csv(storyteller_points(folder)[0][1] / "agents.csv")["games"].max())
+             if agent not in ("literal", "theory_of_mind")]
+    if tuned:
+        figures[f"{prefix}.tuned.points"] = range_figure(tuned)
+    games = int(pd.read_csv(points[0][1] / "agents.csv")["games"].max())
     figures[f"{prefix}.games"] = figure(f"{games:,}", games)
-    tom = values.get("theory_of_mind")
-    if tom is not None:
-        for agent, other in values.items():
-            if agent == "theory_of_mind":
-                continue
-            common = sorted(set(tom) & set(other))
-            d = paired_difference([tom[g] for g in common], [other[g] for g in common])
-            figures[f"{prefix}.tom_minus.{agent}"] = ci_figure(d.mean, d.low, d.high,
-                                                               signed=True)
     return values
 
 
 LISTENERS = (("duel", "storyteller_duel", "`conse` (shared perception)"),
              ("cross", "cross_perception", "`text` (cross perception)"),
              ("noisy", "noisy_listeners", "`conse` + noise 0.05"))
-TELLERS = ("literal", "ambiguity", "pragmatic", "calibrated", "theory_of_mind")
+MODELLED = ("ambiguity", "pragmatic", "calibrated")
+TELLERS = ("literal", *MODELLED)
+
+
+def _outcome_row(figures: Figures, key: str, spec: str) -> str:
+    return (f"| `{spec}` | {figures[key + '.turns']['text']} | "
+            f"{figures[key + '.points']['text']} | "
+            + " | ".join(figures[f"{key}.{o}"]["text"]
+                         for o in ("all_found", "some_found", "none_found"))
+            + f" | {figures[key + '.observed']['text']} / {figures[key + '.predicted']['text']} |")
 
 
 def storytellers(scratch: Path) -> dict[str, Any]:
-    """storyteller_duel.yaml, cross_perception.yaml and noisy_listeners.yaml: each storyteller
-    against four softmax listeners who perceive as the storytellers do, through another
-    space, or with noise; theory_of_mind minus each other storyteller, paired by game; and
-    the clustered listener accuracy of docs/statistics.md (cross_perception's literal
-    point)."""
+    """storyteller_duel.yaml and cross_perception.yaml without their theory_of_mind point
+    (the group theory_of_mind plays it): each storyteller against four softmax listeners who
+    perceive as the storytellers do or through another space; and the clustered listener
+    accuracy of docs/statistics.md (cross_perception's literal point)."""
     figures: Figures = {}
-    folders = {}
-    for prefix, name, _ in LISTENERS:
-        folders[prefix] = run_config(name, scratch)
-        _duel_figures(folders[prefix], prefix, figures)
+    points = {prefix: told(name, scratch, TELLERS) for prefix, name, _ in LISTENERS[:2]}
+    for prefix, chosen in points.items():
+        _duel_figures(chosen, prefix, figures)
     duel = ["| storyteller | turns | points / turn | all found | some found | none found | "
             "find rate observed / predicted |", "|---|---|---|---|---|---|---|"]
-    for agent, point in storyteller_points(folders["duel"]):
-        key = f"duel.{agent}"
-        spec = str(teller_row(point)["agent"])
-        duel.append(f"| `{spec}` | {figures[key + '.turns']['text']} | "
-                    f"{figures[key + '.points']['text']} | "
-                    + " | ".join(figures[f"{key}.{o}"]["text"]
-                                 for o in ("all_found", "some_found", "none_found"))
-                    + f" | {figures[key + '.observed']['text']} / "
-                    f"{figures[key + '.predicted']['text']} |")
-    points = ["| listeners | config | games | " + " | ".join(TELLERS) + " |",
-              "|---|---|---|" + "---|" * len(TELLERS)]
-    minus = ["| listeners | " + " | ".join(f"− {t}" for t in TELLERS[:-1]) + " |",
-             "|---|" + "---|" * (len(TELLERS) - 1)]
-    for prefix, name, label in LISTENERS:
-        points.append(f"| {label} | `{name}.yaml` | {figures[prefix + '.games']['text']} | "
-                      + " | ".join(figures[f"{prefix}.{t}.points"]["text"] for t in TELLERS)
-                      + " |")
-        minus.append(f"| {label} | " + " | ".join(
-            figures[f"{prefix}.tom_minus.{t}"]["text"] for t in TELLERS[:-1]) + " |")
-    modelled = ("ambiguity", "pragmatic", "calibrated")
-    observed = [figures[f"cross.{a}.observed"]["value"] for a in modelled]
-    nobody = [figures[f"cross.{a}.none_found"]["value"] for a in modelled]
+    duel += [_outcome_row(figures, f"duel.{agent}", str(teller_row(point)["agent"]))
+             for agent, point in points["duel"]]
+    table = ["| listeners | config | games | " + " | ".join(TELLERS) + " |",
+             "|---|---|---|" + "---|" * len(TELLERS)]
+    for prefix, name, label in LISTENERS[:2]:
+        table.append(f"| {label} | `{name}.yaml` | {figures[prefix + '.games']['text']} | "
+                     + " | ".join(figures[f"{prefix}.{t}.points"]["text"] for t in TELLERS)
+                     + " |")
+    observed = [figures[f"cross.{a}.observed"]["value"] for a in MODELLED]
+    nobody = [figures[f"cross.{a}.none_found"]["value"] for a in MODELLED]
     figures["cross.modelled.observed"] = range_figure(observed)
     figures["cross.modelled.predicted"] = range_figure(
-        [figures[f"cross.{a}.predicted"]["value"] for a in modelled])
+        [figures[f"cross.{a}.predicted"]["value"] for a in MODELLED])
     figures["cross.modelled.none_found"] = figure(
         f"{100 * min(nobody):.0f}–{100 * max(nobody):.0f}%", [min(nobody), max(nobody)])
-    literal = dict(storyteller_points(folders["cross"]))["literal"]
+    literal = dict(points["cross"])["literal"]
     agents = pd.read_csv(literal / "agents.csv")
     row = agents[agents["player"] == "softmax-text"].iloc[0]
     rate, votes = float(row["listener_accuracy"]), int(row["listener_turns"])
@@ -274,22 +298,55 @@ def storytellers(scratch: Path) -> dict[str, Any]:
                                                    (low, high))
     figures["cross.accuracy.width_ratio"] = figure(f"{clustered / (high - low):.2f}×",
                                                    float(clustered / (high - low)))
+    return {"configs": [f"experiments/{name}.yaml" for _, name, _ in LISTENERS[:2]],
+            "seeds": [config_seed(name) for _, name, _ in LISTENERS[:2]], "figures": figures,
+            "tables": {"duel": figure("\n".join(duel)), "points": figure("\n".join(table))}}
+
+
+def noisy(scratch: Path) -> dict[str, Any]:
+    """noisy_listeners.yaml without its theory_of_mind point: listeners with perception noise
+    (the reference engine plays every point)."""
+    figures: Figures = {}
+    _duel_figures(told("noisy_listeners", scratch, TELLERS), "noisy", figures)
+    return {"configs": ["experiments/noisy_listeners.yaml"],
+            "seeds": [config_seed("noisy_listeners")], "figures": figures}
+
+
+def theory_of_mind(scratch: Path) -> dict[str, Any]:
+    """The theory_of_mind points of the three storyteller configs (its 36-type default, on
+    the reference engine), and theory_of_mind minus each other storyteller, paired by
+    game."""
+    figures: Figures = {}
+    table = ["| listeners | theory_of_mind | " + " | ".join(f"− {t}" for t in TELLERS) + " |",
+             "|---|---|" + "---|" * len(TELLERS)]
+    for prefix, name, label in LISTENERS:
+        chosen = told(name, scratch, ("theory_of_mind", *TELLERS))
+        values = _duel_figures(chosen, prefix, figures)
+        tom = values["theory_of_mind"]
+        for agent in TELLERS:
+            other = values[agent]
+            common = sorted(set(tom) & set(other))
+            d = paired_difference([tom[g] for g in common], [other[g] for g in common])
+            figures[f"{prefix}.tom_minus.{agent}"] = ci_figure(d.mean, d.low, d.high,
+                                                               signed=True)
+        table.append(f"| {label} | {figures[prefix + '.theory_of_mind.points']['text']} | "
+                     + " | ".join(figures[f"{prefix}.tom_minus.{t}"]["text"] for t in TELLERS)
+                     + " |")
     return {"configs": [f"experiments/{name}.yaml" for _, name, _ in LISTENERS],
             "seeds": [config_seed(name) for _, name, _ in LISTENERS], "figures": figures,
-            "tables": {"duel": figure("\n".join(duel)), "points": figure("\n".join(points)),
-                       "tom_minus": figure("\n".join(minus))}}
+            "tables": {"table": figure("\n".join(table))}}
 
 
-def _calibration_rows(folder: Path) -> pd.DataFrame:
+def _calibration_rows(points: Sequence[tuple[dict[str, Any], Path]]) -> pd.DataFrame:
     """One row per point of an ambiguity sweep: players, target, predicted, observed and its
     interval."""
     rows = []
-    for point in sweep_points(folder) or []:
-        row = teller_row(point.folder)
-        config = read_yaml_file(point.folder / "config.yaml", strict=False)["experiment"]
+    for _, folder in points:
+        row = teller_row(folder)
+        config = read_yaml_file(folder / "config.yaml", strict=False)["experiment"]
         players = sum(int(p.get("count", 1)) for p in config["players"])
         target = re.search(r"target=([\d.]+)", str(row["agent"]))
-        assert target is not None, f"{point.folder}: not an ambiguity(target=...) storyteller"
+        assert target is not None, f"{folder}: not an ambiguity(target=...) storyteller"
         rows.append({"players": players, "target": float(target[1]),
                      "predicted": row["predicted_find_rate"],
                      "observed": row["observed_find_rate"],
@@ -306,14 +363,15 @@ def table_sizes(scratch: Path) -> dict[str, Any]:
     ambiguity_sweep.yaml's points by target."""
     seeds = [config_seed("ambiguity_table_sizes"), *EXTRA_SEEDS]
     frames = []
-    for seed in seeds:  # one process: the listener tables are built once per table size
-        folder = run_config("ambiguity_table_sizes", scratch, seed, executor="local")
-        frames.append(_calibration_rows(folder).assign(seed=seed))
+    for seed in seeds:
+        points = run_points("ambiguity_table_sizes", scratch, seed)
+        frames.append(_calibration_rows(points).assign(seed=seed))
     runs = pd.concat(frames, ignore_index=True)
+    runs["seed"] = pd.Categorical(runs["seed"], categories=seeds, ordered=True)  # their order
     runs["gap"] = runs["observed"] - runs["predicted"]
     runs["outside"] = (runs["predicted"] < runs["low"]) | (runs["predicted"] > runs["high"])
     figures: Figures = {"seeds": figure(", ".join(map(str, seeds)), seeds)}
-    per_seed = runs.groupby(["players", "seed"]).agg(
+    per_seed = runs.groupby(["players", "seed"], observed=True).agg(
         worst=("gap", lambda g: g.abs().max()), mean=("gap", "mean"),
         above=("gap", lambda g: int((g > 0).sum())), outside=("outside", "sum"),
         targets=("gap", "size")).reset_index()
@@ -328,8 +386,11 @@ def table_sizes(scratch: Path) -> dict[str, Any]:
         figures[f"{key}.above"] = figure(
             ", ".join(str(int(a)) for a in group["above"]) + f" of {targets}",
             [int(a) for a in group["above"]])
-        gaps = runs[runs.players == players]["gap"]
-        figures[f"{key}.gaps"] = range_figure(gaps.tolist(), 3, signed=True)
+        at = runs[runs.players == players]
+        figures[f"{key}.gaps"] = range_figure(at["gap"].tolist(), 3, signed=True)
+        for side, chosen in (("low", at["target"] < 0.45), ("high", at["target"] > 0.55)):
+            figures[f"{key}.{side}_targets"] = number_figure(at[chosen]["gap"].mean(), 3,
+                                                             signed=True)
         summary.append(
             f"| {players} | " + ", ".join(num(w, 3) for w in group["worst"]) + " | "
             + ", ".join(num(m, 3, True) for m in group["mean"]) + " | "
@@ -348,9 +409,9 @@ def table_sizes(scratch: Path) -> dict[str, Any]:
                          f"[{row.low:.3f}, {row.high:.3f}]")
         targets.append(f"| {target} | " + " | ".join(cells) + " |")
     six = runs[runs.players == 6]
-    figures["p6.below_all_seeds"] = figure(
-        str(int(sum((g["gap"] < 0).all() for _, g in six.groupby("seed")))), None)
-    sweep = _calibration_rows(run_config("ambiguity_sweep", scratch, executor="local"))
+    below = int(sum((g["gap"] < 0).all() for _, g in six.groupby("seed", observed=True)))
+    figures["p6.below_all_seeds"] = figure(str(below), below)
+    sweep = _calibration_rows(run_points("ambiguity_sweep", scratch))
     best = sweep.loc[sweep["points"].idxmax()]
     figures["sweep.best_target"] = number_figure(best["target"], 1)
     figures["sweep.best_points"] = ci_figure(best["points"], best["points_low"],
@@ -419,8 +480,13 @@ def tom_table(scratch: Path) -> dict[str, Any]:
 
 
 GROUPS: dict[str, Callable[[Path], dict[str, Any]]] = {
-    "quickstart": quickstart, "storytellers": storytellers,
+    "quickstart": quickstart, "storytellers": storytellers, "noisy": noisy,
+    "theory_of_mind": theory_of_mind,
     "table_sizes": table_sizes, "tom_table": tom_table}
+
+
+#: groups that play into another group's scratch folder (the same sweeps' points)
+SHARES = {"noisy": "storytellers", "theory_of_mind": "storytellers"}
 
 
 # -- the command --------------------------------------------------------------------------------
@@ -438,7 +504,7 @@ def regenerate(groups: Sequence[str], scratch: Path) -> dict[str, Any]:
     for name in groups:
         start = time.monotonic()
         print(f"{name}: running", file=sys.stderr, flush=True)
-        entry = GROUPS[name](scratch / name)
+        entry = GROUPS[name](scratch / SHARES.get(name, name))
         entry.update(dixit_lab_version=__version__, git_commit=git_commit(),
                      seconds=round(time.monotonic() - start, 1))
         entries[name] = entry
