@@ -93,3 +93,29 @@ def test_the_quickstart_group_gives_the_figures_file_again(tmp_path):
     for kind in ("figures", "tables"):
         assert {k: v["text"] for k, v in fresh[kind].items()} == \
             {k: v["text"] for k, v in stored[kind].items()}, kind
+
+
+def test_the_storyteller_groups_compute_from_small_runs_of_their_configs(tmp_path, monkeypatch):
+    """The groups that docs/figures.json does not hold yet run too: the theory_of_mind group
+    on a 4-game copy of storyteller_duel.yaml (a small family of types), and its table holds
+    each storyteller's difference, inside its own interval."""
+    import yaml
+
+    small = "theory_of_mind(embedders='conse,text', temperatures='0.2', noise_levels='0')"
+    data = yaml.safe_load((REPO / "experiments" / "storyteller_duel.yaml").read_text())
+    data["games"] = 4
+    data["sweep"]["players.0.agent"] = [
+        small if a == "theory_of_mind" else a for a in data["sweep"]["players.0.agent"]]
+    experiments = tmp_path / "experiments"
+    experiments.mkdir()
+    (experiments / "storyteller_duel.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    monkeypatch.setattr(figures, "EXPERIMENTS", experiments)
+    monkeypatch.setattr(figures, "LISTENERS", figures.LISTENERS[:1])
+    entry = figures.theory_of_mind(tmp_path / "scratch")
+    table = entry["tables"]["table"]["text"].splitlines()
+    assert len(table) == 3 and table[2].startswith("| `conse` (shared perception) | ")
+    for agent in figures.TELLERS:
+        difference = entry["figures"][f"duel.tom_minus.{agent}"]
+        low, high = difference["interval"]
+        assert low <= difference["value"] <= high and difference["text"] in table[2]
+    assert entry["figures"]["duel.games"]["value"] == 4
