@@ -12,7 +12,8 @@ and the docs (``scripts/figure_marks.py``) are then rewritten from it. Where the
 pattern (how far predicted and observed find rates are apart, on which side), the group runs
 its config at several seeds and the figures are the spread over them.
 
-Groups: quickstart (seconds), storytellers, noisy, table_sizes, theory_of_mind (the
+Groups: quickstart (seconds), storytellers, noisy, table_sizes, listener_fit (read from the
+shipped listener model, no game played), theory_of_mind (the
 storyteller configs' theory_of_mind points, on the reference engine), tom_table (the largest: 68
 points of the reference engine). ``tests/test_figures.py`` checks the docs against
 ``docs/figures.json`` and re-runs the quickstart group.
@@ -479,9 +480,38 @@ def tom_table(scratch: Path) -> dict[str, Any]:
             "tables": {"table": figure(script.markdown(rows))}}
 
 
+def listener_fit(scratch: Path) -> dict[str, Any]:
+    """The shipped listener model's held-out evaluation, as ``dixit-lab fit-listener
+    --config experiments/listener_training.yaml`` recorded it in the model's ``info`` (no
+    game is played: refitting would change the shipped model)."""
+    model = ROOT / "data" / "listener_models" / "softmax-conse.json"
+    info = json.loads(model.read_text(encoding="utf-8"))["info"]
+    held, fitted, analytic = info["holdout"], info["fitted"], info["analytic_model"]
+    figures: Figures = {
+        "holdout": figure(f"{held['deals']} deals, {held['games']:,} games, "
+                          f"{held['votes']:,} votes", [held["deals"], held["games"],
+                                                       held["votes"]]),
+        "log_loss.analytic": number_figure(analytic["log_loss"], 4),
+        "log_loss.fitted": number_figure(fitted["log_loss"], 4),
+        "mean.analytic": number_figure(analytic["mean_predicted"], 3),
+        "mean.fitted": number_figure(fitted["mean_predicted"], 3),
+        "mean.observed": number_figure(fitted["mean_observed"], 3)}
+    by_voters = info["by_voters"]
+    figures["by_voters"] = figure("; ".join(
+        f"{voters}: {v['fitted']['mean_predicted']:.3f} / "
+        f"{v['analytic_model']['mean_predicted']:.3f} vs {v['fitted']['mean_observed']:.3f}"
+        for voters, v in sorted(by_voters.items(), key=lambda item: int(item[0]))), None)
+    over = [v["analytic_model"]["mean_predicted"] - v["analytic_model"]["mean_observed"]
+            for voters, v in by_voters.items() if int(voters) >= 5]  # 6 to 8 players
+    figures["analytic_over.6to8"] = range_figure(over)
+    return {"configs": ["experiments/listener_training.yaml"],
+            "seeds": [config_seed("listener_training")], "figures": figures,
+            "model": str(model.relative_to(ROOT))}
+
+
 GROUPS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "quickstart": quickstart, "storytellers": storytellers, "noisy": noisy,
-    "theory_of_mind": theory_of_mind,
+    "theory_of_mind": theory_of_mind, "listener_fit": listener_fit,
     "table_sizes": table_sizes, "tom_table": tom_table}
 
 
