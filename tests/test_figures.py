@@ -16,6 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
 import figure_marks  # noqa: E402  (scripts/ is not a package)
+import figure_runs  # noqa: E402
 import figures  # noqa: E402
 
 #: sections whose every result figure must be marked: (file, heading that opens the section;
@@ -111,7 +112,7 @@ def test_the_storyteller_groups_compute_from_small_runs_of_their_configs(tmp_pat
     experiments = tmp_path / "experiments"
     experiments.mkdir()
     (experiments / "storyteller_duel.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
-    monkeypatch.setattr(figures, "EXPERIMENTS", experiments)
+    monkeypatch.setattr(figure_runs, "EXPERIMENTS", experiments)
     monkeypatch.setattr(figures, "LISTENERS", figures.LISTENERS[:1])
     entry = figures.theory_of_mind(tmp_path / "scratch")
     table = entry["tables"]["table"]["text"].splitlines()
