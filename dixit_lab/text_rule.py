@@ -16,14 +16,15 @@ Everything else is allowed: accents, any script, emoji, spaces of any width.
 :func:`text_problem` says why a text breaks the rule (or None); each boundary raises its own
 error with it (the web's ``IllegalMove``, a model's ``ReplyProblem``, a ``ConfigError``, ...).
 :func:`safe_message` makes free text that cannot be refused (an agent's error message) safe to
-record.
+record, :func:`shown_message` safe to show on a terminal or in a report.
 """
 
 from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["SURROGATE_NOTE", "describe_character", "safe_message", "text_problem"]
+__all__ = ["MESSAGE_CHARS", "SURROGATE_NOTE", "describe_character", "safe_message",
+           "shown_message", "text_problem"]
 
 #: Unicode categories a clue or a name may not hold
 _REFUSED = {"Cc": "a control character", "Cf": "a format character", "Cs": "a lone surrogate",
@@ -53,6 +54,12 @@ def text_problem(text: object, allow: str = "") -> str | None:
     return None
 
 
+def _refused(char: str) -> bool:
+    """Whether the rule refuses ``char`` anywhere (every line break is a control character
+    or a separator)."""
+    return unicodedata.category(char) in _REFUSED and char not in _JOINERS
+
+
 def describe_character(char: str) -> str:
     """``char`` for a message: ``"a line break U+000A"``, ``"a format character U+202E
     (RIGHT-TO-LEFT OVERRIDE)"``."""
@@ -70,3 +77,19 @@ def safe_message(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+#: the characters of a message (an agent's error) that a summary keeps and a terminal or a
+#: report shows
+MESSAGE_CHARS = 200
+
+
+def shown_message(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """``text`` for a terminal or a report: each character the rule refuses in a clue (a
+    line break, a control or format character, a lone surrogate) written as its escape
+    (``\\n``, ``\\x1b``, ``\\u202e``), so that no message moves the cursor, colours the
+    terminal or reads backwards; cut to ``limit`` characters, the last one ``…``. The same
+    text again gives the same text."""
+    if not text.isprintable():  # (printable: nothing to escape, checked in C)
+        text = "".join(repr(char)[1:-1] if _refused(char) else char for char in text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

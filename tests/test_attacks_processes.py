@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -72,6 +73,7 @@ def test_sigterm_stops_the_pool_and_keeps_the_saved_games(tmp_path):
 
 DIES_ONCE = """
 import os
+import re
 from pathlib import Path
 
 from dixit_lab_agents.random_agent import RandomAgent
@@ -124,3 +126,33 @@ def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)
     # and the saved games resume as after any interruption
     assert list(folder.glob("parts/games-*"))
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
+def test_a_worker_killed_by_the_system_is_one_line_and_the_rerun_resumes(tmp_path):
+    """SIGKILL of one pool worker (the OOM killer's way): one line naming the games in play and
+    the likely cause, exit 2, the saved games kept; the same command then plays the rest,
+    and the folder replays byte for byte."""
+    process, folder, workers = _pool_run(tmp_path, "lost", subprocess.PIPE)
+    try:
+        assert workers, "the run should have a worker pool"
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    lines = err.strip().splitlines()
+    assert process.returncode == 2 and "Traceback" not in err, err
+    assert len(lines) == 1 and "a worker process died" in lines[0], err
+    assert "out of memory" in lines[0] and "run the same command again" in lines[0], err
+    found = re.search(r"at least (\d+) of 4000 games are saved", lines[0])
+    assert found, err
+    saved = int(found.group(1))
+    assert saved > 0 and list(folder.glob("parts/games-*"))
+    rerun = subprocess.run([sys.executable, "-m", "dixit_lab.cli", "run", str(tmp_path / "c.yaml"),
+                            "--out",
+                            str(folder), "--quiet"], capture_output=True, text=True,
+                           timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    played = re.search(r"^attack: 4000 games \((\d+) played this run", rerun.stdout, re.M)
+    assert played and 0 < int(played.group(1)) <= 4000 - saved, rerun.stdout

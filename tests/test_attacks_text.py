@@ -18,7 +18,7 @@ from dixit_lab.core.cards import Deck, DeckError, data_root
 from dixit_lab.core.clues import ClueBank, ClueBankError
 from dixit_lab.run.experiment import ConfigError, parse_config
 from dixit_lab.run.replay import replay_folder
-from dixit_lab.run.runner import run_experiment
+from dixit_lab.run.runner import FaultShareError, run_experiment
 from tests.games_files import games_text
 
 BASE = {"name": "text", "seed": 3, "deck": "numbered-60", "players": ["random"] * 3,
@@ -162,7 +162,8 @@ def test_an_agents_bad_clue_is_a_fault_and_the_folder_replays(tmp_path, kind):
                                                     "options": {"max_rounds": 3}},
             "players": [{"name": "bad", "agent": f"{source}:BadText"}, "random", "random"]}
     folder = tmp_path / "out"
-    run_experiment(parse_config(data), folder, show_progress=False)  # finishes: no lost chunk
+    with pytest.raises(FaultShareError, match="bad had"):  # loud, once every game is saved
+        run_experiment(parse_config(data), folder, show_progress=False)
     text = games_text(folder)
     assert len(text.splitlines()) == 4 == text.count("\n")  # any splitter: one line a game
     faults = [fault for line in text.split("\n") if line
@@ -172,6 +173,40 @@ def test_an_agents_bad_clue_is_a_fault_and_the_folder_replays(tmp_path, kind):
     assert any(f["action"] == "vote" and f["kind"] == "raised" for f in faults)
     assert "moon" + BAD[kind] not in text  # the bad clue was replaced, never recorded
     assert replay_folder(folder, executor="local", show_progress=False) == (4, None)
+
+
+HOSTILE_MESSAGE = '''
+from dixit_lab_agents.random_agent import RandomAgent
+
+
+class Loud(RandomAgent):
+    """Every vote raises with a message that would clear a terminal, retitle it, read
+    backwards, break lines and fill screens."""
+
+    def vote(self, view):
+        raise RuntimeError("\\x1b[2J\\x1b]0;pwned\\x07 evil\\u202etxt.exe\\nline\\u2028"
+                           + "x" * 100_000)
+'''
+
+
+def test_an_agents_hostile_fault_message_is_shown_escaped_and_cut(tmp_path, capsys):
+    source = tmp_path / "loud.py"
+    source.write_text(HOSTILE_MESSAGE, encoding="utf-8")
+    data = {**BASE, "engine": "reference", "rules": {"preset": "classic",
+                                                    "options": {"max_rounds": 3}},
+            "players": [{"name": "loud", "agent": f"{source}:Loud"}, "random", "random"]}
+    config = tmp_path / "loud.yaml"
+    config.write_text(yaml.safe_dump(data))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    line = next(line for line in captured.out.splitlines() if line.startswith("faults: loud"))
+    shown = "\\x1b[2J\\x1b]0;pwned\\x07 evil\\u202etxt.exe\\nline\\u2028xxx"
+    assert shown in line and line.endswith("x…") and len(line) < 500
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert shown in report
+    for text in (captured.out, captured.err, report):
+        assert not any(char in text for char in "\x1b\x07\u202e\u2028"), "raw on the terminal"
+    assert "x" * 1000 not in captured.out + report  # cut, however long the message
 
 
 def test_a_record_is_one_line_for_every_splitter():

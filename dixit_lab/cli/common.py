@@ -11,8 +11,8 @@ from pathlib import Path
 
 from dixit_lab.errors import UserError
 
-__all__ = ["at_least", "check_output_file", "non_negative", "positive", "positive_number",
-           "print_agents", "seconds_since_start", "share"]
+__all__ = ["at_least", "check_output_file", "non_negative", "open_share", "positive",
+           "positive_number", "print_agents", "seconds_since_start", "share"]
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -37,12 +37,24 @@ def positive_number(text: str) -> float:
     return value
 
 
-def share(text: str) -> float:
+def open_share(text: str) -> float:
     """An argparse type: a number strictly between 0 and 1."""
     value = float(text)
     if not 0 < value < 1:  # NaN too
         raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 (both "
                                          f"excluded), got {text}")
+    return value
+
+
+def share(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}") \
+            from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
     return value
 
 

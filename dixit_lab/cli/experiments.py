@@ -20,40 +20,52 @@ __all__ = ["add_commands"]
 
 def cmd_run(args: argparse.Namespace) -> int:
     from dixit_lab.run.experiment import load_config
-    from dixit_lab.run.runner import ModelShareError, model_shares, run_file
+    from dixit_lab.run.runner import FaultShareError, model_shares, run_file
 
     args.config = config_argument(args.config)
     config = load_config(args.config)
     if config.tune and not config.sweep and not args.quiet:
         print("note: this config has a tune section; `dixit-lab tune` runs the search",
               file=sys.stderr)
-    failed: ModelShareError | None = None
+    failed: FaultShareError | None = None
     try:
         result = run_file(args.config, args.out, records=args.records, executor=args.executor,
                           workers=args.workers, chunk_size=args.chunk_size,
                           show_progress=not args.quiet, address=args.address,
                           exchanges=args.exchanges)
-    except ModelShareError as error:  # the results are written: show them, then fail
+    except FaultShareError as error:  # the results are written: show them, then fail
         failed, result = error, error.result
     if isinstance(result, Path):
+        for point in sweep_points(result) or []:
+            _print_faults(point.folder, f"point {point.point} ({point.label}): ")
         print(f"sweep of {len(config.sweep or {})} path(s) done: open {result / 'report.md'}")
-        return 0
-    speed = result.games_per_second
-    rate = (f"{speed:.0f} games/s" if speed >= 10 else f"{speed:.2f} games/s") \
-        if result.played else "nothing to play"  # model games take seconds each
-    workers = f"{result.workers} worker(s)" if result.workers else "the cluster's CPUs"
-    print(f"{config.name}: {result.games} games ({result.played} played this run, {rate} in "
-          f"{result.wall_seconds:.1f} s of play, {workers}; the whole command "
-          f"{seconds_since_start():.1f} s)")
-    print(f"results: {result.folder}  (report: {result.folder / 'report.md'})")
-    print_agents(result.folder)
-    for name, decisions, share in model_shares(result.folder, config):
-        print(f"model seat {name}: {round(share * decisions)} of {decisions} decisions made "
-              f"by the model itself ({share:.0%}); the rest are seeded fallbacks of faults")
+    else:
+        speed = result.games_per_second
+        rate = (f"{speed:.0f} games/s" if speed >= 10 else f"{speed:.2f} games/s") \
+            if result.played else "nothing to play"  # model games take seconds each
+        workers = f"{result.workers} worker(s)" if result.workers else "the cluster's CPUs"
+        print(f"{config.name}: {result.games} games ({result.played} played this run, {rate} "
+              f"in {result.wall_seconds:.1f} s of play, {workers}; the whole command "
+              f"{seconds_since_start():.1f} s)")
+        print(f"results: {result.folder}  (report: {result.folder / 'report.md'})")
+        print_agents(result.folder)
+        for name, decisions, share in model_shares(result.folder, config):
+            print(f"model seat {name}: {round(share * decisions)} of {decisions} decisions "
+                  f"made by the model itself ({share:.0%}); the rest are seeded fallbacks of "
+                  f"faults")
+        _print_faults(result.folder)
     if failed is not None:
         print(f"dixit-lab run: error: {failed}", file=sys.stderr)
         return 2
     return 0
+
+
+def _print_faults(folder: Path, prefix: str = "") -> None:
+    """A line for each seat of the results folder with faults."""
+    from dixit_lab.report.faults import fault_line, folder_faults
+
+    for seat in folder_faults(folder):
+        print(prefix + fault_line(seat))
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

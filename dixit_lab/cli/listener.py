@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dixit_lab.cli.common import check_output_file, positive_number, share
+from dixit_lab.cli.common import check_output_file, open_share, positive_number
 from dixit_lab.errors import UserError
 
 __all__ = ["add_commands"]
@@ -59,7 +59,7 @@ def add_commands(sub: Any) -> None:
                          help="fit the calibrated agent's listener model on logged games")
     fit.add_argument("results", nargs="*", help="results folders or games.jsonl files")
     fit.add_argument("--config", help="a training config: play its games, then fit on them")
-    fit.add_argument("--holdout", type=share, default=0.2,
+    fit.add_argument("--holdout", type=open_share, default=0.2,
                      help="share of deals held out, with all their games, to evaluate the "
                           "fit (default 0.2)")
     fit.add_argument("--plot", help="write a held-out reliability diagram (PNG) here")

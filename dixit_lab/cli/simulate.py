@@ -6,7 +6,7 @@ import argparse
 from collections import Counter
 from typing import Any
 
-from dixit_lab.cli.common import check_output_file, non_negative
+from dixit_lab.cli.common import check_output_file, non_negative, share
 from dixit_lab.errors import UserError
 
 __all__ = ["add_commands"]
@@ -44,7 +44,26 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.out:
         write_jsonl(records, args.out)
     _print_summary(records)
+    _check_faults(records, args.max_fault_share)
     return 0
+
+
+def _check_faults(records: list[Any], max_fault_share: float | None) -> None:
+    """A line for each seat with faults (``--on-illegal fallback``), and the error of the
+    seats over ``max_fault_share`` (None: a config's default)."""
+    if not any(rnd.faults for record in records for rnd in record.rounds):
+        return
+    from dixit_lab.report.faults import fault_line, limits_message, over_limits, stats_faults
+    from dixit_lab.run.experiment import MAX_FAULT_SHARE
+    from dixit_lab.stats.metrics import records_stats
+
+    seats = stats_faults(records_stats(records))
+    for seat in seats:
+        print(fault_line(seat))
+    over = over_limits(seats, MAX_FAULT_SHARE if max_fault_share is None else max_fault_share,
+                       0.0)
+    if over:
+        raise UserError(limits_message("the games", over, option=True))
 
 
 def _print_summary(records: list[Any]) -> None:
@@ -83,5 +102,9 @@ def add_commands(sub: Any) -> None:
                      help="bundled deck name (dreams: images with embeddings, for every agent), "
                           "'numbered-N' (rules-only, for random agents), or a folder of images")
     sim.add_argument("--on-illegal", choices=["raise", "fallback"], default="raise")
+    sim.add_argument("--max-fault-share", type=share,
+                     help="with --on-illegal fallback: exit 2 once the games are summarised "
+                          "if faults replaced more than this share of a seat's decisions "
+                          "(default: a config's max_fault_share; 1 accepts any)")
     sim.add_argument("--out", help="also write the games as JSON Lines to this file")
     sim.set_defaults(func=cmd_simulate)

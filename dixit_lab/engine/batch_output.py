@@ -166,6 +166,7 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
         scores=stacked("scores").astype(np.int64), faults=np.zeros((r, n), dtype=np.int64),
         fault_round=np.zeros(0, np.int64), fault_seat=np.zeros(0, np.int64),
         fault_kinds=pa.array([], pa.string()), fault_actions=pa.array([], pa.string()),
+        fault_messages=pa.array([], pa.string()),
         hands=pa.ListArray.from_arrays(
             pa.array(np.arange(0, r * hand.shape[1] + 1, hand.shape[1], dtype=np.int32)
                      if r else np.zeros(1, np.int32)),

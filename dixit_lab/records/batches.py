@@ -55,7 +55,8 @@ def _schema() -> pa.Schema:
     import pyarrow as pa
 
     ints = pa.list_(pa.int64())
-    fault = pa.struct([("seat", pa.int64()), ("action", pa.string()), ("kind", pa.string())])
+    fault = pa.struct([("seat", pa.int64()), ("action", pa.string()), ("kind", pa.string()),
+                       ("message", pa.string())])
     kinds = {"int": pa.int64(), "str": pa.string(), "ints": ints, "strs": pa.list_(pa.string()),
              "faults": pa.list_(fault)}
     kinds["rounds"] = pa.list_(pa.struct([(name, kinds[kind])
@@ -106,6 +107,7 @@ class GameBatch:
     hands: Any                # (R,) pyarrow list of the storyteller's hand
     unperceived: np.ndarray   # (R, n) 1 if the seat could not perceive the round's clue
     fault_actions: Any = None  # (F,) pyarrow strings: the action that failed (None: none)
+    fault_messages: Any = None  # (F,) pyarrow strings: its message (None: none)
 
     @property
     def games(self) -> int:
@@ -266,7 +268,8 @@ def _from_table(table: pa.Table, record_index: np.ndarray, rule_options: list[st
         faults=faults,
         fault_round=fault_round, fault_seat=fault_seat,
         fault_kinds=fault_structs.field("kind"), hands=flat.field("storyteller_hand"),
-        unperceived=unperceived, fault_actions=fault_structs.field("action"))
+        unperceived=unperceived, fault_actions=fault_structs.field("action"),
+        fault_messages=fault_structs.field("message"))
 
 
 def _display_sizes(rounds: Any, sizes: np.ndarray) -> np.ndarray:

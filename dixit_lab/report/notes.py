@@ -48,26 +48,66 @@ def pairs_section(folder: Path, limit: int = 15) -> list[str]:
     return lines
 
 
+def _pct(rate: float) -> str:
+    return f"{100 * rate:.0f}%"
+
+
+def _random_note(agents: pd.DataFrame) -> str | None:
+    """What a `random` listener does to the storytellers' outcomes, in this folder's numbers:
+    its finds against chance, and the storyteller whose clues everyone else found most."""
+    specs = agents.get("agent", pd.Series(dtype=str)).astype(str)
+    randoms = agents[specs.str.split("(").str[0] == "random"]
+    if randoms.empty:
+        return None
+    row = randoms.iloc[0]
+    name = str(row["player"])
+    text = ("`random`" + (f" ({name})" if name != "random" else "")) + " votes at random"
+    if pd.notna(row.get("listener_accuracy")) and pd.notna(row.get("listener_chance")):
+        text += (f": it found the storyteller's card in {_pct(row['listener_accuracy'])} of "
+                 f"its votes, where chance is {_pct(row['listener_chance'])}")
+    text += (". A clue that every other listener finds still ends \"some but not all\" when "
+             "it misses, and then the storyteller scores 3 instead of 0")
+    others = agents[(specs.str.split("(").str[0] != "random")
+                    & (agents.get("storyteller_turns", 0) > 0)]
+    if "all_found_rate" in others and others["all_found_rate"].notna().any():
+        easy = others.loc[others["all_found_rate"].idxmax()]
+        text += (f"; here {easy['player']}'s clues, found by everyone in "
+                 f"{_pct(easy['all_found_rate'])} of its turns (the most of any storyteller), "
+                 f"found some but not all in {_pct(easy['some_found_rate'])}")
+    return text + "."
+
+
+def _prediction_note(agents: pd.DataFrame) -> str | None:
+    """Each modelled storyteller's predicted against observed find rate, in this folder."""
+    if "predicted_find_rate" not in agents or "observed_find_rate" not in agents:
+        return None
+    modelled = agents[agents["predicted_find_rate"].notna()
+                      & agents["observed_find_rate"].notna()]
+    if modelled.empty:
+        return None
+    parts = []
+    for _, row in modelled.iterrows():
+        predicted, observed = row["predicted_find_rate"], row["observed_find_rate"]
+        low, high = row.get("observed_find_rate_ci_low"), row.get("observed_find_rate_ci_high")
+        gap = observed - predicted
+        side = ("above" if gap > 0 else "below") if round(gap, 3) != 0 else "at"
+        text = (f"{row['player']} predicted {predicted:.3f} and its listeners found "
+                f"{observed:.3f}")
+        if pd.notna(low) and pd.notna(high):
+            inside = low <= predicted <= high
+            text += (f" [{low:.3f}, {high:.3f}]: observed {side} predicted by "
+                     f"{abs(gap):.3f}, the prediction {'inside' if inside else 'outside'} "
+                     f"the 95% interval")
+        parts.append(text)
+    return ("The predicted find rate is the storyteller's own model of its listeners (what "
+            "it assumes: docs/listener_model.md), not a measurement. In these games "
+            + "; ".join(parts) + " (find_calibration.csv bins the turns by prediction).")
+
+
 def reading_notes(agents: pd.DataFrame) -> list[str]:
-    """Plain-language warnings that apply to this run's players."""
-    specs = " ".join(str(a) for a in agents.get("agent", []))
-    notes = []
-    if "random" in specs:
-        notes.append(
-            "A `random` player votes at random, so it almost never finds an obvious clue that "
-            "everyone else finds: with it at the table, an obvious storyteller (`literal`) "
-            "lands in \"some but not all found\" and scores 3 where it would score 0 among "
-            "careful listeners. Rankings in such a run reward obviousness; they do not carry "
-            "over to a table of attentive listeners.")
-    if any(name in specs for name in ("ambiguity", "pragmatic", "calibrated")):
-        notes.append(
-            "The predicted find rate is the storyteller's own model: listeners that perceive "
-            "through the storyteller's embedding space and vote by a softmax of similarity "
-            "with the temperature it assumes, decoys submitted (by a softmax or as best "
-            "matches) from random hands of the whole deck. It ignores what earlier rounds "
-            "removed from hands and deck (cards that match clues well leave first, so late "
-            "decoys are weaker and listeners find more than predicted), and it is wrong for "
-            "listeners that perceive differently (another embedder, or perception noise).")
+    """Warnings that apply to this run's players, each stated in the run's own numbers
+    (``agents`` is the folder's ``agents.csv``)."""
+    notes = [note for note in (_random_note(agents), _prediction_note(agents)) if note]
     if not notes:
         return []
     return ["## Reading notes", "", *[f"- {note}" for note in notes], ""]

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from dixit_lab.atomic import atomic_write_text
+from dixit_lab.report.faults import SeatFaults, fault_text, folder_faults
 from dixit_lab.report.markdown import (
     experiment_of,
     fmt,
@@ -26,6 +27,7 @@ from dixit_lab.report.markdown import (
 from dixit_lab.report.model_seats import chance_section, model_section
 from dixit_lab.report.notes import pairs_section, reading_notes
 from dixit_lab.report.plots import plot_outcomes, plot_points, plot_ratings, pyplot, save_figure
+from dixit_lab.text_rule import shown_message
 
 __all__ = ["write_report"]
 
@@ -33,8 +35,8 @@ __all__ = ["write_report"]
 # -- the report of one results folder --------------------------------------------------------
 
 
-def _run_lines(agents: pd.DataFrame, summary: dict[str, Any], config: dict[str, Any]
-               ) -> list[str]:
+def _run_lines(agents: pd.DataFrame, summary: dict[str, Any], config: dict[str, Any],
+               faults: list[SeatFaults]) -> list[str]:
     experiment = experiment_of(config)
     rules = experiment.get("rules")
     presets = summary.get("rule_presets") or []
@@ -81,13 +83,28 @@ def _run_lines(agents: pd.DataFrame, summary: dict[str, Any], config: dict[str, 
                      + (f": {html_text(str(engine['why']))}" if engine.get("why") else ""))
     if timing:
         lines.append("- **Speed:** " + ", ".join(timing))
-    faults = summary.get("faults")
-    if faults is None:
-        faults = int(agents["faults"].sum()) if "faults" in agents else 0
-    lines.append(f"- **Faults** (illegal actions replaced by the engine): {faults}")
+    lines += _fault_lines(faults)
     if "unperceived_clues" in agents:
         lines.append(_unperceived_line(agents))
     return lines
+
+
+def _fault_lines(seats: list[SeatFaults]) -> list[str]:
+    """The faults by kind, what the engine did with them, and a line for each seat that had
+    any (its share of decisions replaced, its kinds, its first fault)."""
+    kinds: dict[str, int] = {}
+    for seat in seats:
+        for kind, count in seat.kinds.items():
+            kinds[kind] = kinds.get(kind, 0) + count
+    if not kinds:
+        return ["- **Faults:** none"]
+    counts = ", ".join(f"{html_text(shown_message(kind, 20))} {count}"
+                       for kind, count in kinds.items())
+    return [f"- **Faults:** {sum(kinds.values())} ({counts}). The engine replaced each failed "
+            f"tell, submit or vote by a legal one drawn from the seat's seeded fallback "
+            f"stream (a failed begin_game or observe replaces nothing); `dixit-lab show DIR "
+            f"--game N` prints a game with its faults:",
+            *(f"  - {html_text(fault_text(seat))}" for seat in seats)]
 
 
 def _unperceived_line(agents: pd.DataFrame) -> str:
@@ -154,8 +171,8 @@ def _reading(agents: pd.DataFrame, ratings: pd.DataFrame | None, games: int) -> 
             if apart is True:
                 text += "; the 95% intervals do not overlap, so the lead is clear"
             elif apart is False:
-                text += ("; the 95% intervals overlap, so these games do not separate the "
-                         "two")
+                text += ("; the 95% intervals overlap, which alone does not show that the "
+                         "two score alike (a difference can be clear where intervals overlap)")
         sentences.append(text + ".")
         some = told.sort_values("some_found_rate", ascending=False, kind="stable").iloc[0]
         if len(told) == 1:
@@ -240,7 +257,8 @@ def write_report(results_dir: Path) -> Path:
     parts = [f"# {name}", ""]
     if description:
         parts += [str(description).strip(), ""]
-    parts += ["## What was run", "", *_run_lines(agents, summary, config), ""]
+    parts += ["## What was run", "", *_run_lines(agents, summary, config,
+                                                  folder_faults(folder)), ""]
     if len(agents):
         games = int(summary.get("games") or 0)
         parts += ["## Reading", "", " ".join(_reading(agents, ratings, games)), ""]

@@ -15,7 +15,15 @@ import pandas as pd
 from dixit_lab.atomic import atomic_write_text
 from dixit_lab.records.integrity import FolderLock
 from dixit_lab.records.sweeps import SWEEP_TABLE, sweep_points
-from dixit_lab.report.markdown import experiment_of, markdown_table, read_yaml, separated, with_ci
+from dixit_lab.report.faults import fault_text, folder_faults
+from dixit_lab.report.markdown import (
+    experiment_of,
+    html_text,
+    markdown_table,
+    read_yaml,
+    separated,
+    with_ci,
+)
 from dixit_lab.report.outputs import REPORT_AGAIN, write_tables
 from dixit_lab.report.plots import HATCHES, MARKERS, pyplot, save_figure, short_label
 from dixit_lab.stats.catalogue import CATALOGUE
@@ -187,6 +195,7 @@ def write_sweep_report(sweep_dir: Path) -> Path:
         link = f"[report]({Path(str(row['folder'])).as_posix()}/report.md)"
         rows.append([str(row["point"]), *[str(row[p]) for p in paths], str(games), link])
     parts += [markdown_table(["point", *paths, "games", "report"], rows), ""]
+    parts += _faults_section(folder, sweep)
     parts += _varying_table(joined, paths)
     from dixit_lab.stats.sweep_pairs import neighbour_differences, sweep_pairs_section
 
@@ -207,6 +216,19 @@ def write_sweep_report(sweep_dir: Path) -> Path:
     report = folder / "report.md"
     atomic_write_text(report, "\n".join(parts).rstrip() + "\n")
     return report
+
+
+def _faults_section(folder: Path, sweep: pd.DataFrame) -> list[str]:
+    """The points' seats with faults, a line each as in each point's report (nothing when no
+    point had any)."""
+    lines = [f"- point {row['point']}: {html_text(fault_text(seat))}"
+             for _, row in sweep.iterrows()
+             for seat in folder_faults(folder / str(row["folder"]))]
+    if not lines:
+        return []
+    return ["## Faults", "",
+            "The engine replaced each failed tell, submit or vote by a legal one drawn from "
+            "the seat's seeded fallback stream; each point's report says more.", "", *lines, ""]
 
 
 def _varying_table(joined: pd.DataFrame, paths: Sequence[str]) -> list[str]:
@@ -261,7 +283,8 @@ def _sweep_reading(joined: pd.DataFrame, paths: Sequence[str]) -> list[str]:
         apart = separated(best, worst, metric)
         if apart is not None:
             text += (" (intervals do not overlap)" if apart else
-                     " (intervals overlap: the sweep does not separate them)")
+                     " (intervals overlap, which alone does not show that the two are "
+                     "alike)")
         sentences.append(text + ".")
         if len(sentences) == 3:
             break

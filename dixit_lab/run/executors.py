@@ -11,11 +11,13 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, overload
 
 from dixit_lab.engine.process_life import pool_worker_setup
+from dixit_lab.errors import ConfigError
 from dixit_lab.plugins.registry import Registry
 from dixit_lab.records.format import part_name
 from dixit_lab.run.tournament import GameSpec, TableSetup, play_chunk
@@ -25,6 +27,7 @@ __all__ = [
     "Executor",
     "LocalExecutor",
     "ProcessExecutor",
+    "WorkerLost",
     "available_workers",
     "chunked",
     "executor_names",
@@ -80,11 +83,34 @@ def play_and_save(setup: TableSetup, chunk: list[GameSpec], parts: Path,
     :func:`dixit_lab.run.parts.save_part`): only the indices travel back to the parent
     process, not megabytes of records, and the chunk is summarised where it was played."""
     from dixit_lab.run.parts import save_part
-    from dixit_lab.run.tournament import play_chunk_columns
+    from dixit_lab.run.tournament import ChunkInterrupted, play_chunk_columns
 
-    results, batch, text = play_chunk_columns(setup, chunk)
+    try:
+        results, batch, text = play_chunk_columns(setup, chunk)
+    except ChunkInterrupted as interrupted:  # the games that ended, saved before it goes on
+        for run in _consecutive(interrupted.results):
+            save_part(parts, run, records, None, setup.untrusted_specs, setup.decks())
+        raise
     save_part(parts, results, records, batch, setup.untrusted_specs, setup.decks(), text)
     return [(index, None) for index, _ in results]
+
+
+def _consecutive(results: list[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
+    """``results`` (in game order) as runs of consecutive games, a part each."""
+    run: list[tuple[int, str]] = []
+    for item in results:
+        if run and item[0] != run[-1][0] + 1:
+            yield run
+            run = []
+        run.append(item)
+    if run:
+        yield run
+
+
+class WorkerLost(ConfigError):
+    """A worker process of the pool died while it played (killed by the system: the
+    out-of-memory killer's way, or by a person): a fault of the run, not of its config. The
+    chunks that finished are saved; the same command plays the rest."""
 
 
 class Executor(Protocol):
@@ -196,19 +222,34 @@ class ProcessExecutor(LocalExecutor):
         # workers die with this process (even under SIGKILL) and leave signals to it
         pool_executor = ProcessPoolExecutor(max_workers=count, initializer=pool_worker_setup)
         with pool_executor as pool, _stopped_on_exit(pool):
-            pending: set[Future[list[tuple[int, str | None]]]] = set()
+            games: dict[Future[list[tuple[int, str | None]]], list[GameSpec]] = {}
             queue = iter(chunks)
             for chunk in queue:  # keep a few chunks in flight per worker, not all of them
-                pending.add(pool.submit(task, setup, chunk))
-                if len(pending) >= 2 * count:
+                games[pool.submit(task, setup, chunk)] = chunk
+                if len(games) >= 2 * count:
                     break
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            while games:
+                done, _ = wait(games, return_when=FIRST_COMPLETED)
                 for future in done:
-                    yield future.result()
+                    try:
+                        result = future.result()
+                    except BrokenProcessPool:
+                        raise WorkerLost(_lost(games.values())) from None
+                    del games[future]
+                    yield result
                     following = next(queue, None)
                     if following is not None:
-                        pending.add(pool.submit(task, setup, following))
+                        games[pool.submit(task, setup, following)] = following
+
+
+def _lost(in_play: Iterator[list[GameSpec]] | Any) -> str:
+    """What :class:`WorkerLost` says: the games that were in play when a worker died."""
+    spans = sorted((chunk[0].index, chunk[-1].index) for chunk in in_play if chunk)
+    shown = ", ".join(f"{first}-{last}" for first, last in spans[:4])
+    more = f" and {len(spans) - 4} more chunk(s)" if len(spans) > 4 else ""
+    return (f"a worker process died while games {shown}{more} were in play (killed by the "
+            f"system: running out of memory is the usual cause; fewer --workers or a smaller "
+            f"--chunk-size use less)")
 
 
 def run_chunks(setup: TableSetup, chunks: Sequence[list[GameSpec]], kind: str = "process",

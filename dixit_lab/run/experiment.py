@@ -49,6 +49,7 @@ from dixit_lab.suggest import did_you_mean
 from dixit_lab.text_rule import SURROGATE_NOTE, describe_character
 
 __all__ = [
+    "MAX_FAULT_SHARE",
     "ConfigError",
     "ExecutorConfig",
     "ExperimentConfig",
@@ -61,7 +62,11 @@ __all__ = [
 ]
 
 
-_QUIET_DEFAULTS = {"model_budget": None, "min_model_share": 0.5}
+#: the default ``max_fault_share``: a seat whose faults replaced more than one decision in
+#: twenty fails the run (the built-in agents never fault; a broken agent's share is far over)
+MAX_FAULT_SHARE = 0.05
+_QUIET_DEFAULTS = {"model_budget": None, "min_model_share": 0.5,
+                   "max_fault_share": MAX_FAULT_SHARE}
 
 
 class ExperimentConfig(_Strict):
@@ -94,8 +99,14 @@ class ExperimentConfig(_Strict):
     #: what the model seats of the run may spend together (docs/vlm.md, Budgets)
     model_budget: ModelBudget | None = None
     #: the least share of its decisions a model seat must make itself (the rest are its
-    #: faults' fallbacks) for the run to pass; 0 turns the check off
+    #: faults' fallbacks) for the run to pass; 0 turns the check off. A model seat's
+    #: replies fail now and then (unparsable, refused, a server's error), so it has this
+    #: limit of its own instead of ``max_fault_share``
     min_model_share: float = Field(default=0.5, ge=0, le=1)
+    #: the largest share of a seat's decisions (not a model's: ``min_model_share``) that its
+    #: faults may have replaced for the run to pass; over it the run fails once every
+    #: result is written, naming the seat; 1 accepts any
+    max_fault_share: float = Field(default=MAX_FAULT_SHARE, ge=0, le=1)
 
     @field_validator("name")
     @classmethod

@@ -41,10 +41,17 @@ from dixit_lab.records.files import RECORD_NAMES, compressor, find_records, reco
 from dixit_lab.stats.game_stats import GameStats, batch_stats
 from dixit_lab.stats.round_table import ROUNDS_DATASET, part_stem
 
-__all__ = ["MergedParts", "finished_beside", "merge_parts", "save_part", "summarise_lines"]
+__all__ = ["MergedParts", "finished_beside", "forget_predictions", "merge_parts", "save_part",
+           "summarise_lines"]
 
 _PART = re.compile(r"^games-(\d+)-(\d+)\.(jsonl(?:\.zst)?)$")
 _CACHE: dict[str, object] = {}
+
+
+def forget_predictions() -> None:
+    """Drop the storytellers this process rebuilt for their predicted find rates (a sweep
+    point's, once the point is done)."""
+    _CACHE.clear()
 
 
 def summarise_lines(lines: Sequence[str], indices: Sequence[int], rounds_path: Path | None,

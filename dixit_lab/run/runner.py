@@ -43,7 +43,7 @@ from dixit_lab.records.format import game_index
 from dixit_lab.records.integrity import FolderLock, check_saved_line
 from dixit_lab.records.manifest import MANIFEST_NAME, remove_manifest, write_manifest
 from dixit_lab.run.deal_secret import run_secret
-from dixit_lab.run.executors import chunked, get_executor, run_chunks
+from dixit_lab.run.executors import WorkerLost, chunked, get_executor, run_chunks
 from dixit_lab.run.experiment import (
     ConfigError,
     ExperimentConfig,
@@ -52,14 +52,26 @@ from dixit_lab.run.experiment import (
     read_yaml_file,
 )
 from dixit_lab.run.folder import ENGINE_PLAYED
-from dixit_lab.run.parts import finished_beside, merge_parts, other_records, save_part
-from dixit_lab.run.tournament import GameSpec, TableSetup, schedule_games, table_setup
+from dixit_lab.run.parts import (
+    finished_beside,
+    forget_predictions,
+    merge_parts,
+    other_records,
+    save_part,
+)
+from dixit_lab.run.tournament import (
+    GameSpec,
+    TableSetup,
+    forget_agents,
+    schedule_games,
+    table_setup,
+)
 
-__all__ = ["ModelShareError", "RunResult", "model_shares", "prepare_folder", "run_experiment",
-           "run_file", "run_sweep", "table_setup"]
+__all__ = ["FaultShareError", "RunResult", "model_players", "model_shares", "prepare_folder",
+           "run_experiment", "run_file", "run_sweep", "table_setup"]
 
 _IGNORED_FOR_RESUME = ("executor", "out", "description", "engine", "records",
-                       "min_model_share")
+                       "min_model_share", "max_fault_share")
 
 
 @dataclass(frozen=True)
@@ -75,13 +87,27 @@ class RunResult:
         return self.played / self.wall_seconds if self.wall_seconds > 0 else float("nan")
 
 
-class ModelShareError(ConfigError):
-    """A model seat made fewer of its decisions itself than ``min_model_share``: its row is
-    mostly the seeded fallbacks' play. The results are written; ``result`` is the run's."""
+class FaultShareError(ConfigError):
+    """A seat's faults replaced more of its decisions than the config allows
+    (``max_fault_share``; a model seat made less than ``min_model_share`` of them itself):
+    its row is in part the seeded fallbacks' play. Every result is written; ``result`` is the
+    run's (a sweep's folder for a sweep); ``over``: each seat over its limit, as
+    :func:`~dixit_lab.report.faults.over_limits` gives them."""
 
-    def __init__(self, message: str, result: RunResult) -> None:
+    def __init__(self, message: str, result: RunResult | Path,
+                 over: Sequence[tuple[str, str]] = ()) -> None:
         super().__init__(message)
         self.result = result
+        self.over = list(over)
+
+
+def model_players(config: ExperimentConfig) -> list[str]:
+    """The players of ``config`` that are model seats (remote agents), each once."""
+    untrusted = {spec for (_, spec), isolation in zip(config.seats(), config.isolation(),
+                                                      strict=True) if isolation.untrusted}
+    # an untrusted agent is never built here (a model agent is trusted code, seated so)
+    return [name for name, spec in dict(config.seats()).items()
+            if spec not in untrusted and seat_info(spec).remote]
 
 
 def model_shares(folder: Path, config: ExperimentConfig) -> list[tuple[str, int, float]]:
@@ -90,32 +116,24 @@ def model_shares(folder: Path, config: ExperimentConfig) -> list[tuple[str, int,
     import pandas as pd
 
     path = folder / "agents.csv"
-    if not path.is_file():
+    models = model_players(config)
+    if not path.is_file() or not models:
         return []
-    table = pd.read_csv(path).set_index("player")
-    out = []
-    untrusted = {spec for (_, spec), isolation in zip(config.seats(), config.isolation(),
-                                                      strict=True) if isolation.untrusted}
-    for name, spec in dict(config.seats()).items():
-        if spec in untrusted:  # never built here (a model agent is trusted code, seated so)
-            continue
-        if seat_info(spec).remote and name in table.index:
-            row = table.loc[name]
-            out.append((str(name), int(row["decisions"]), float(row["own_decision_share"])))
-    return out
+    table = pd.read_csv(path, dtype={"player": str}).set_index("player")
+    return [(name, int(table.loc[name, "decisions"]),
+             float(table.loc[name, "own_decision_share"]))
+            for name in models if name in table.index]
 
 
-def _check_model_share(config: ExperimentConfig, result: RunResult) -> None:
-    low = [(name, decisions, share) for name, decisions, share in
-           model_shares(result.folder, config) if share < config.min_model_share]
-    if low:
-        seats = "; ".join(f"{name} made {round(share * decisions)} of {decisions} decisions "
-                          f"itself ({share:.0%})" for name, decisions, share in low)
-        raise ModelShareError(
-            f"{result.folder}: {seats}, under min_model_share {config.min_model_share:g}: "
-            f"the rest are the seeded fallbacks of its faults (faults_* in agents.csv), so "
-            f"its row is mostly not the model's play; the results are written; fix the "
-            f"server or the prompts, or set min_model_share: 0 to accept them", result)
+def _check_faults(config: ExperimentConfig, result: RunResult) -> None:
+    """Fail the run (its results written) if a seat's faults are over the config's limit."""
+    from dixit_lab.report.faults import folder_faults, limits_message, over_limits
+
+    seats = folder_faults(result.folder)
+    over = over_limits(seats, config.max_fault_share, config.min_model_share,
+                       model_players(config)) if seats else []
+    if over:
+        raise FaultShareError(limits_message(str(result.folder), over), result, over)
 
 
 def git_commit() -> str | None:
@@ -335,8 +353,8 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     with FolderLock(folder):
         result = _run_locked(config, folder, executor, workers, chunk_size, show_progress,
                              write_outputs, address, exchanges)
-    if write_outputs and config.min_model_share > 0:
-        _check_model_share(config, result)
+    if write_outputs:
+        _check_faults(config, result)
     return result
 
 
@@ -394,10 +412,17 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
                     written.add(results[0][0])
                     played += len(results)
                     bar.update(len(results))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
+            from dixit_lab.run.tournament import ChunkInterrupted
+
+            if isinstance(interrupt, ChunkInterrupted):  # its ended games: saved as parts
+                saved += len(interrupt.results)
             print(f"\ninterrupted: {saved} of {len(specs)} games are saved in {folder}; "
                   f"run the same command again to play the rest", file=sys.stderr)
             raise
+        except WorkerLost as error:  # the chunks other workers finished may be saved too
+            raise WorkerLost(f"{folder}: {error}; at least {saved} of {len(specs)} games are "
+                             f"saved: run the same command again to play the rest") from None
     wall = time.perf_counter() - start
     if saved != len(specs):
         raise ConfigError(f"{folder}: {len(specs) - saved} games are missing after the "
@@ -435,7 +460,9 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
               executor: str | None = None, workers: int | None = None,
               show_progress: bool = True, address: str | None = None) -> Path:
     """Run every point of a config's ``sweep`` into ``out/points/<k>`` and join the reports.
-    With the ``ray`` executor all points share one Ray connection."""
+    With the ``ray`` executor all points share one Ray connection. A point whose seats are
+    over their fault limits does not stop the sweep: once every point and the sweep's report
+    are written, :class:`FaultShareError` names them all."""
     import csv
     import io
 
@@ -449,6 +476,7 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
     writer.writerow(["point", *paths, "folder"])
     session = get_executor(executor or base.executor.kind).session(  # e.g. Ray, once
         address or base.executor.address, workers or base.executor.workers)
+    over: list[tuple[str, str]] = []  # the points' seats over their limits: said at the end
     with FolderLock(folder):  # the sweep's files: one writer (each point locks its own)
         with session:
             for index, settings, config in points:
@@ -456,14 +484,23 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
                 label = ", ".join(f"{k}={v}" for k, v in settings.items())
                 if show_progress:
                     print(f"sweep point {index + 1}/{len(points)}: {label}", file=sys.stderr)
-                run_experiment(config, sub, executor=executor, workers=workers,
-                               show_progress=show_progress, address=address)
+                try:
+                    run_experiment(config, sub, executor=executor, workers=workers,
+                                   show_progress=show_progress, address=address)
+                except FaultShareError as error:  # its results are written: the next point
+                    over += [(f"point {index} ({label}): {why}", field)
+                             for why, field in error.over]
+                forget_predictions()  # the next point plays other setups: memory stays flat
+                forget_agents()
                 writer.writerow([index, *[settings[p] for p in paths],
                                  os.path.relpath(sub, folder)])
         atomic_write_text(folder / "sweep.csv", buffer.getvalue())
+        from dixit_lab.report.faults import limits_message
         from dixit_lab.report.sweep import write_sweep_report
 
         write_sweep_report(folder)
+    if over:
+        raise FaultShareError(limits_message(str(folder), over), folder, over)
     return folder
 
 

@@ -7,6 +7,7 @@ records. :func:`play_chunk` plays a list of specs in one process and returns the
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, overload
@@ -25,11 +26,13 @@ from dixit_lab.errors import ConfigError
 from dixit_lab.records.decks import DeckLookup, played_with
 
 __all__ = [
+    "ChunkInterrupted",
     "GameFailed",
     "GameSpec",
     "Schedule",
     "TableSetup",
     "TableSource",
+    "forget_agents",
     "make_seat_agent",
     "play_chunk",
     "schedule_games",
@@ -41,6 +44,16 @@ __all__ = [
 #: the games from which ``engine: auto`` plays on the compiled kernel (the ``fast`` extra)
 AUTO_COMPILED_GAMES = 100_000
 _SCHEDULE_STREAM = 0x5C4ED  # spawn key of the stream that samples tables (apart from games)
+
+
+class ChunkInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM while a chunk's games were being played: ``results`` are the (game
+    index, JSON line) pairs of the games that had ended, in game order, for the caller to save
+    before the interrupt goes on (a chunk of model games is minutes of a server's work)."""
+
+    def __init__(self, results: list[tuple[int, str]]) -> None:
+        super().__init__()
+        self.results = results
 
 
 @dataclass(frozen=True)
@@ -320,7 +333,48 @@ class _AgentPool:
 _POOL = _AgentPool()
 
 
+#: the setups whose agents the batched engines keep in a process, the most recently used
+#: ones: each holds its agents' tables (a model storyteller's are tens of MB), so a sweep of
+#: a thousand points or a tune of a thousand candidates keeps at most this many at once and
+#: memory stays flat; a tune look plays each live candidate in turn, and up to this many
+#: (the default grid's 9) are played again without being built again
+AGENT_SETUPS = 9
 _SHARED: dict[tuple[Any, ...], dict[str, Agent]] = {}
+
+
+def forget_agents() -> None:
+    """Drop the agents this process keeps for the setups it played (a sweep point's, once the
+    point is done: the next point plays other setups), and give their memory back."""
+    _SHARED.clear()
+    _POOL.key, _POOL.instances = None, {}
+    release_memory()
+
+
+def release_memory() -> None:
+    """Free what dropped agents held: their cycles (an agent and its policies refer to each
+    other), then the C heap's free pages, which glibc keeps otherwise (each setup's tables are
+    allocated anew, and a fragmented heap grew by tens of MB a sweep point)."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # glibc only
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _shared_agents(setup: TableSetup) -> dict[str, Agent]:
+    """The agents of ``setup``'s specs, one instance per spec for every seat and game (a
+    batched policy keeps no state), made once while the setup is among the
+    :data:`AGENT_SETUPS` most recently played."""
+    shared = _SHARED.pop(setup.key, None)
+    if shared is None:
+        shared = {spec: make_agent(spec) for spec in dict.fromkeys(setup.specs)}
+    _SHARED[setup.key] = shared  # the most recent last
+    if len(_SHARED) > AGENT_SETUPS:
+        while len(_SHARED) > AGENT_SETUPS:
+            del _SHARED[next(iter(_SHARED))]
+        release_memory()
+    return shared
 
 
 def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = False
@@ -335,10 +389,7 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = Fals
         from dixit_lab.engine.batched import play_batch, play_batch_columns
         engine = "batched engine"
     deck = load_deck(setup.deck)
-    shared = _SHARED.setdefault(setup.key, {})
-    for spec in setup.specs:
-        if spec not in shared:
-            shared[spec] = make_agent(spec)
+    shared = _shared_agents(setup)
     tables = [[shared[setup.specs[s]] for s in game.seats] for game in chunk]
     metas = [{"game": game.index, "deal": game.deal,
               "players": [setup.names[s] for s in game.seats]} for game in chunk]
@@ -383,7 +434,7 @@ def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]
 
 def _play_one_by_one(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     deck = load_deck(setup.deck)
-    out = []
+    out: list[tuple[int, str]] = []
     for spec in chunk:
         agents = _POOL.table(setup, spec.seats)
         meta = {"game": spec.index, "deal": spec.deal,
@@ -392,6 +443,8 @@ def _play_one_by_one(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int
             record = play_game(agents, setup.rules, deck, setup.game_seed(spec.deal),
                                on_illegal=setup.on_illegal,  # type: ignore[arg-type]
                                meta=meta, players=setup.public_names(spec.seats))
+        except KeyboardInterrupt:
+            raise ChunkInterrupted(out) from None  # the games that ended are kept
         except Exception as error:
             raise GameFailed(f"game {spec.index} (players {meta['players']}): "
                              f"{type(error).__name__}: {error}") from error

@@ -31,7 +31,11 @@ class PredictionCache:
     """The storytellers rebuilt to ask them their predictions, by (spec, deck content,
     players, rules); None for a spec whose agent predicts nothing, and for the ``untrusted`` specs
     (seats played in a child: the engine never builds them, so their predictions are not
-    asked and their predicted find rate is NaN)."""
+    asked and their predicted find rate is NaN). The :data:`AGENTS` most recently asked are
+    kept (each holds its tables: a sweep of many points must not keep every point's)."""
+
+    #: storytellers kept at once
+    AGENTS = 16
 
     def __init__(self, untrusted: frozenset[str] = frozenset()) -> None:
         self.agents: dict[tuple[Any, ...], Any] = {}
@@ -50,10 +54,14 @@ class PredictionCache:
             return None
         played = _deck(decks, deck)
         key = (spec, played.fingerprint, n_players, rules)
-        if key not in self.agents:
-            agent = self.agents[key] = make_agent(spec)
+        agent = self.agents.pop(key, None)
+        if agent is None:
+            agent = make_agent(spec)
             agent.begin_game(GameContext(0, n_players, rules, played))
-        return self.agents[key]
+        self.agents[key] = agent  # the most recent last
+        while len(self.agents) > self.AGENTS:
+            del self.agents[next(iter(self.agents))]
+        return agent
 
 
 def _deck(decks: DeckLookup, name: str) -> Deck:

@@ -3,7 +3,8 @@
 :func:`batch_stats` summarises one :class:`~dixit_lab.records.batches.GameBatch` into a small
 JSON-able :class:`GameStats` (per player name: the
 :class:`~dixit_lab.stats.intervals.ClusterSums` of every metric's samples, as its kernel gives
-them (:mod:`dixit_lab.stats.kernels`), counts, fault kinds, find-rate sums; per game only what
+them (:mod:`dixit_lab.stats.kernels`), counts, fault kinds and the first fault, find-rate sums;
+per game only what
 the ratings need, a few bytes); :meth:`GameStats.add` merges them in game order. The tables are
 computed from the merged sums (:mod:`dixit_lab.stats.tables`), so a million games take the
 memory of a batch, and the workers that played a chunk can summarise it where it is.
@@ -27,6 +28,7 @@ from dixit_lab.stats import exact_sums
 from dixit_lab.stats.catalogue import CATALOGUE, summed_metrics
 from dixit_lab.stats.intervals import ClusterSums
 from dixit_lab.stats.kernels import DECISIONS, Samples, Seats, seat_win_share
+from dixit_lab.text_rule import shown_message
 
 __all__ = ["METRIC_SUMS", "GameStats", "batch_stats"]
 
@@ -85,6 +87,10 @@ class PlayerStats:
     exact_bins: list[list[int]] = field(default_factory=lambda: [[0, 0, 0] for _ in
                                                                  range(_BINS)])
     told: bool = False  # told at least once (a row of the find-rate table)
+    #: the player's first fault (the lowest game, then round): ``game``, ``round`` (0-based,
+    #: as the records count them), ``seat``, ``action``, ``kind`` and ``message`` (as
+    #: :func:`~dixit_lab.text_rule.shown_message` shows it); None without faults
+    first_fault: dict[str, Any] | None = None
 
     @property
     def counts(self) -> dict[str, float]:
@@ -114,6 +120,9 @@ class PlayerStats:
                            for mine, theirs in zip(self.exact_bins, other.exact_bins,
                                                    strict=True)]
         self.told = self.told or other.told
+        if other.first_fault is not None and (self.first_fault is None or _when(
+                other.first_fault) < _when(self.first_fault)):
+            self.first_fault = other.first_fault
 
     def to_json(self) -> dict[str, Any]:
         code = exact_sums.to_json
@@ -121,7 +130,7 @@ class PlayerStats:
                 "sums": {k: [code(x) for x in v] for k, v in self.exact_sums.items()},
                 "specs": self.specs, "fault_kinds": self.fault_kinds,
                 "bins": [[code(x) for x in row] for row in self.exact_bins],
-                "told": self.told}
+                "told": self.told, "first_fault": self.first_fault}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PlayerStats:
@@ -133,7 +142,21 @@ class PlayerStats:
                     **{k: read(v) for k, v in data["counts"].items()}},
                    {k: [read(x) for x in v] for k, v in data["sums"].items()},
                    list(data["specs"]), dict(data["fault_kinds"]),
-                   [[read(x) for x in row] for row in bins], bool(data["told"]))
+                   [[read(x) for x in row] for row in bins], bool(data["told"]),
+                   _first_fault(data.get("first_fault")))
+
+
+def _when(fault: dict[str, Any]) -> tuple[int, int]:
+    return int(fault["game"]), int(fault["round"])
+
+
+def _first_fault(data: Any) -> dict[str, Any] | None:
+    """A first fault read back from JSON (checked: the sums of a part are read back)."""
+    if data is None:
+        return None
+    fault = {key: int(data[key]) for key in ("game", "round", "seat")}
+    return {**fault, **{key: shown_message(str(data[key]))
+                        for key in ("action", "kind", "message")}}
 
 
 @dataclass
@@ -278,7 +301,7 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
     observed = samples["observed_find_rate"].values  # one a round
     binned = [exact_sums.group_sums(bin_keys, w, p * _BINS)
               for w in (predicted[finite], observed[finite], np.ones(int(finite.sum())))]
-    kinds = _fault_kinds(batch, seat_code, p)
+    kinds, firsts = _faults(batch, seat_code, p)
     spec_pairs = _specs(batch, codes, p)
     told = np.bincount(teller, minlength=p) > 0
     for code, name in enumerate(names):
@@ -287,7 +310,7 @@ def batch_stats(batch: GameBatch, predicted: np.ndarray | None = None) -> GameSt
             {key: values[code] for key, values in metric.items()},
             spec_pairs[code], kinds[code],
             [[column[code * _BINS + b] for column in binned] for b in range(_BINS)],
-            bool(told[code]))
+            bool(told[code]), firsts[code])
     stats.rating_names = names
     small = np.int16 if p < 2**15 and batch.final_scores.max(initial=0) < 2**15 else np.int32
     stats.rating_games = [(seat_code.astype(small), batch.final_scores.astype(small))]
@@ -301,14 +324,31 @@ def _counts(values: Any) -> tuple[list[str], list[int]]:
     return [row["values"] for row in counted], [int(row["counts"]) for row in counted]
 
 
-def _fault_kinds(batch: GameBatch, seat_code: np.ndarray, p: int) -> list[dict[str, int]]:
+def _faults(batch: GameBatch, seat_code: np.ndarray, p: int
+            ) -> tuple[list[dict[str, int]], list[dict[str, Any] | None]]:
+    """Each player's faults by kind, and its first fault (a Python object per player, none
+    per game: a batch's faults are in game and round order)."""
     kinds: list[dict[str, int]] = [{} for _ in range(p)]
+    firsts: list[dict[str, Any] | None] = [None] * p
     if not len(batch.fault_round):
-        return kinds
-    players = seat_code[batch.round_game[batch.fault_round], batch.fault_seat]
+        return kinds, firsts
+    games = batch.round_game[batch.fault_round]
+    players = seat_code[games, batch.fault_seat]
     for code, kind in zip(players.tolist(), batch.fault_kinds.to_pylist(), strict=True):
         kinds[code][kind] = kinds[code].get(kind, 0) + 1
-    return kinds
+    codes, first = np.unique(players, return_index=True)
+    for code, index in zip(codes.tolist(), first.tolist(), strict=True):
+        message = batch.fault_messages[index].as_py() if batch.fault_messages is not None \
+            else None
+        firsts[code] = {
+            "game": int(batch.game[games[index]]),
+            "round": int(batch.round_number[batch.fault_round[index]]),
+            "seat": int(batch.fault_seat[index]),
+            "action": shown_message(str(batch.fault_actions[index].as_py())
+                                    if batch.fault_actions is not None else "?"),
+            "kind": shown_message(str(batch.fault_kinds[index].as_py())),
+            "message": shown_message(message or "")}
+    return kinds, firsts
 
 
 def _specs(batch: GameBatch, codes: np.ndarray, p: int) -> list[list[str]]:

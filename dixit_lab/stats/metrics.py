@@ -39,6 +39,8 @@ from dixit_lab.stats.tables import AGENT_COLUMNS
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from dixit_lab.stats.game_stats import GameStats
+
 __all__ = [
     "AGENT_COLUMNS",
     "OUTCOMES",
@@ -46,6 +48,7 @@ __all__ = [
     "games_to_frame",
     "mean_interval",
     "player_names",
+    "records_stats",
     "rounds_frame",
     "seat_games_frame",
     "summary_stats",
@@ -87,7 +90,8 @@ def games_to_frame(records: Iterable[GameRecord]) -> pd.DataFrame:
     return frame[list(frame.columns[:frame.columns.get_loc("faults") + 1])]
 
 
-def _stats(records: Iterable[GameRecord]) -> Any:
+def records_stats(records: Iterable[GameRecord]) -> GameStats:
+    """The sums of records in memory (what a results folder's tables are computed from)."""
     from dixit_lab.records.batches import record_batches
     from dixit_lab.stats.game_stats import GameStats, batch_stats
 
@@ -189,11 +193,12 @@ def agent_table(records: Iterable[GameRecord], confidence: float = 0.95) -> pd.D
       points of those turns, interval clustered by game.
     - ``listener_turns``; ``listener_accuracy``: share of its votes on the storyteller's card
       (Wilson clustered by round); ``decoy_votes_per_turn``: votes drawn by its own cards per
-      listener turn (clustered by game); ``faults``: illegal actions the engine replaced.
+      listener turn (clustered by game); ``faults``: the seat's faults (failed decisions, which
+    the engine replaced by seeded legal ones, and failed hooks).
     """
     from dixit_lab.stats.tables import agent_frame
 
-    return agent_frame(_stats(records), confidence)
+    return agent_frame(records_stats(records), confidence)
 
 
 def summary_stats(records: Iterable[GameRecord]) -> dict[str, Any]:
@@ -201,7 +206,7 @@ def summary_stats(records: Iterable[GameRecord]) -> dict[str, Any]:
     per player name its win share (as in :func:`agent_table`) and games."""
     from dixit_lab.stats.tables import summary_dict
 
-    summary = summary_dict(_stats(records))
+    summary = summary_dict(records_stats(records))
     for key in ("table_sizes", "rule_presets", "decks"):
         summary.pop(key)
     return summary

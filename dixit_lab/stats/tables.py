@@ -131,9 +131,9 @@ def fault_frame(stats: GameStats) -> pd.DataFrame:
 
 
 def summary_dict(stats: GameStats) -> dict[str, Any]:
-    """``summary.json``'s statistics: games, rounds (mean, min, max), end reasons, faults, clues
-    not perceived, per player name its games and win share; and the table sizes, rule presets
-    and decks."""
+    """``summary.json``'s statistics: games, rounds (mean, min, max), end reasons, faults and
+    each faulty player's first fault, clues not perceived, per player name its games and win
+    share; and the table sizes, rule presets and decks."""
     players = {name: {"games": int(p.counts["games"]),
                       "win_share": p.counts["share_sum"] / p.counts["games"]}
                for name, p in stats.players.items() if p.counts["games"]}
@@ -142,6 +142,8 @@ def summary_dict(stats: GameStats) -> dict[str, Any]:
         "rounds_mean": stats.rounds_total / stats.games if stats.games else None,
         "rounds_min": stats.rounds_min, "rounds_max": stats.rounds_max,
         "end_reasons": dict(stats.end_reasons), "faults": stats.faults,
+        "first_faults": {name: p.first_fault for name, p in stats.players.items()
+                         if p.first_fault is not None},
         "unperceived_clues": int(sum(p.counts["unperceived"] for p in stats.players.values())),
         "players": players,
         "win_share": {name: row["win_share"] for name, row in players.items()},

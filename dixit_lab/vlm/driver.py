@@ -146,8 +146,7 @@ os.register_at_fork(after_in_child=_forget_pools)
 def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     """Play the games of ``chunk`` all at once; returns (game index, JSON line) pairs in
     chunk order and writes the decisions' usage rows next to the exchange store."""
-    from dixit_lab.atomic import atomic_write_text
-    from dixit_lab.records.format import part_name
+    from dixit_lab.run.tournament import ChunkInterrupted
 
     deck = load_deck(setup.deck)
     stop = threading.Event()
@@ -163,7 +162,7 @@ def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[in
                 results.append(future.result())
             except (_Stopped, RunInterrupted):
                 continue
-            except BaseException as error:
+            except Exception as error:  # a game's failure stops the others (never Ctrl-C)
                 stop.set()
                 failure = failure or error
     except BaseException:  # Ctrl-C, SIGTERM: no request starts, those in flight end now
@@ -171,12 +170,32 @@ def play_remote_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[in
         STOP.set()
         for future in futures:
             future.cancel()
-        raise
+        ended = [future.result() for future in futures if future.done()
+                 and not future.cancelled() and future.exception() is None]
+        _write_usage(ended)
+        raise ChunkInterrupted([(index, line) for index, line, _ in ended]) from None
     if failure is not None:
         raise failure
-    store = current_store()
-    if store.folder is not None and store.mode != "replay" and results:
-        text = "".join(canonical_json(row) + "\n" for _, _, rows in results for row in rows)
-        atomic_write_text(store.folder / "usage" / part_name(results[0][0], results[-1][0]),
-                          text)
+    _write_usage(results)
     return [(index, line) for index, line, _ in results]
+
+
+def _write_usage(results: list[tuple[int, str, list[dict[str, Any]]]]) -> None:
+    """The decisions' usage rows of the games that ended, beside the exchange store (one file
+    for each run of consecutive games: the rows of a game are where ``agents.csv`` finds its
+    usage columns)."""
+    from dixit_lab.atomic import atomic_write_text
+    from dixit_lab.records.format import part_name
+
+    store = current_store()
+    if store.folder is None or store.mode == "replay" or not results:
+        return
+    runs: list[list[tuple[int, str, list[dict[str, Any]]]]] = []
+    for result in sorted(results, key=lambda item: item[0]):
+        if runs and result[0] == runs[-1][-1][0] + 1:
+            runs[-1].append(result)
+        else:
+            runs.append([result])
+    for run in runs:
+        text = "".join(canonical_json(row) + "\n" for _, _, rows in run for row in rows)
+        atomic_write_text(store.folder / "usage" / part_name(run[0][0], run[-1][0]), text)

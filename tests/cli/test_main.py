@@ -166,3 +166,23 @@ def test_a_bug_keeps_its_traceback_and_a_users_error_is_one_line(monkeypatch, ca
                                        "'literl'\n")
     with pytest.raises(UserError):
         main(["--traceback", "agents"])
+
+
+def test_simulate_says_each_seats_faults_and_fails_over_the_limit(capsys):
+    from pathlib import Path
+
+    broken = Path(__file__).parents[1] / "broken_agents.py"
+    argv = ["simulate", "--players", "4", "--games", "4", "--on-illegal", "fallback",
+            "--agents", f"{broken}:OffByOne,random,random,random"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = [line for line in captured.out.splitlines() if line.startswith("faults:")]
+    assert len(lines) == 1 and lines[0].startswith(f"faults: {broken}:OffByOne: ")
+    assert "— first: " in lines[0] and "IndexError" in lines[0]
+    assert "over max_fault_share 0.05" in captured.err and "--max-fault-share 1" in captured.err
+    assert main([*argv, "--max-fault-share", "1"]) == 0
+    assert capsys.readouterr().out.count("faults:") == 1
+    assert main(["simulate", "--games", "4"]) == 0 and "faults" not in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["simulate", "--max-fault-share", "2"])
+    assert "must be from 0 to 1, got 2" in capsys.readouterr().err

@@ -139,7 +139,7 @@ def test_a_run_with_a_hanging_isolated_agent_completes(tmp_path):
             "players": [{"name": "stuck", "agent": f"{SPIES}:HangingAgent(hang_in=tell)",
                          "isolation": "process", "decision_timeout": 0.3},
                         "literal", "random", "random"],
-            "executor": {"kind": "local"}}
+            "executor": {"kind": "local"}, "max_fault_share": 1}  # its faults accepted
     result = run_experiment(parse_config(data), tmp_path / "hang", show_progress=False)
     lines = games_text(tmp_path / "hang").splitlines()
     assert len(lines) == 2 and result.games == 2

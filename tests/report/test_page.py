@@ -131,7 +131,9 @@ def test_reading_is_computed_from_the_numbers():
     assert "beta hit 'some but not all' most often (80%" in text
     close = apart.assign(storyteller_points_per_turn_ci_low=[0.8, 0.9],
                          storyteller_points_per_turn_ci_high=[1.2, 2.7])
-    assert "intervals overlap" in " ".join(_reading(close, None, 10))
+    overlap = " ".join(_reading(close, None, 10))
+    assert "intervals overlap, which alone does not show that the two score alike" in overlap
+    assert "do not separate" not in overlap  # overlapping intervals are not a test of equality
 
 
 def test_plots_follow_the_data(tmp_path):
@@ -259,3 +261,26 @@ def test_interval_plot_takes_an_interval_that_misses_its_estimate():
     fig = interval_plot(plt, ["a", "b"], np.array([1.0, 0.5]), np.array([1.2, 0.5 + 1e-16]),
                          np.array([1.5, 0.7]), title="t", xlabel="x", note=lambda i: "")
     plt.close(fig)
+
+
+def test_the_report_names_the_faults_by_kind_and_what_the_engine_did(tmp_path):
+    broken = Path(__file__).parents[1] / "broken_agents.py"
+    specs = [f"{broken}:IllegalEveryMove", *["random"] * 3, f"{broken}:RaisesInVote"]
+    records = [play_game([make_agent(spec) for spec in specs], get_rules("quest"),
+                         Deck.numbered(84), seed=i, on_illegal="fallback",
+                         meta={"game": i, "players": list(NAMES)}) for i in range(3)]
+    folder = _results_folder(tmp_path / "run", records)
+    write_tables(folder)
+    agents = pd.read_csv(folder / "agents.csv").set_index("player")
+    illegal, raised = agents.loc["teller", "faults_illegal"], agents.loc["other", "faults_raised"]
+    assert illegal > 0 and raised > 0
+    text = (folder / "report.md").read_text()
+    assert (f"- **Faults:** {illegal + raised} (illegal {illegal}, raised {raised}). The engine "
+            f"replaced each failed tell, submit or vote by a legal one drawn from the seat's "
+            f"seeded fallback stream") in text
+    teller = agents.loc["teller", "decisions"]
+    assert (f"  - teller (agent {specs[0]}): {teller} of {teller} decisions replaced "
+            f"(100%): illegal {illegal} — first: tell, game ") in text
+    assert f"  - other (agent {specs[4]}): {raised} of " in text
+    assert ": the agent raised ZeroDivisionError: integer division or modulo by zero" in text
+    assert "illegal actions replaced" not in text

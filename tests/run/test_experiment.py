@@ -60,6 +60,12 @@ def test_shipped_configs_are_valid():
         ({"schedule": {"kind": "rotation", "table_size": 3}}, "seats the whole pool"),
         ({"deck": "tarot"}, "deck: unknown deck 'tarot'"),
         ({"executor": {"kind": "cluster"}}, "executor.kind"),
+        ({"max_fault_share": -0.1}, "my.yaml: max_fault_share: Input should be greater than or "
+                                    "equal to 0"),
+        ({"max_fault_share": 1.5}, "my.yaml: max_fault_share: Input should be less than or "
+                                   "equal to 1"),
+        ({"max_fault_share": "often"}, "my.yaml: max_fault_share: Input should be a valid "
+                                       "number"),
     ],
 )
 def test_errors_name_the_field(change, message):
@@ -108,3 +114,13 @@ def test_sweep_errors_name_the_point():
         list(expand_sweep(data, "s.yaml"))
     with pytest.raises(ConfigError, match="index 9 is out of range"):
         list(expand_sweep({**BASE, "sweep": {"players.9.params.target": [0.5]}}))
+
+
+def test_max_fault_share_takes_0_to_1_and_config_yaml_omits_its_default():
+    from dixit_lab.run.experiment import MAX_FAULT_SHARE
+
+    assert parse_config(BASE).max_fault_share == MAX_FAULT_SHARE == 0.05
+    assert "max_fault_share" not in parse_config(BASE).resolved()  # config.yaml as before
+    for value in (0, 0.3, 1):
+        config = parse_config({**BASE, "max_fault_share": value})
+        assert config.max_fault_share == value == config.resolved()["max_fault_share"]

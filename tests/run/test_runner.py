@@ -155,3 +155,35 @@ def test_a_resume_on_a_deck_changed_since_is_refused_in_one_line(tmp_path, monke
     result = run_experiment(parse_config(config), folder, show_progress=False,
                             write_outputs=False)
     assert result.played == 4 and games_text(folder).splitlines() == lines
+
+
+def test_a_seat_over_max_fault_share_fails_the_run_once_its_results_are_written(tmp_path):
+    from dixit_lab.report.faults import folder_faults
+    from dixit_lab.run.runner import FaultShareError
+
+    broken = Path(__file__).parents[1] / "broken_agents.py"
+    config = {**CONFIG, "games": 6, "engine": "reference",
+              "executor": {"kind": "process", "chunk_size": 1},  # the sums of 6 chunks
+              "players": [*CONFIG["players"][:3], {"name": "off",
+                                                   "agent": f"{broken}:OffByOne"}]}
+    folder = tmp_path / "broken"
+    with pytest.raises(FaultShareError) as failed:
+        run_experiment(parse_config(config), folder, show_progress=False, workers=2)
+    assert failed.value.result.folder == folder and failed.value.result.played == 6
+    assert [field for _, field in failed.value.over] == ["max_fault_share"]
+    assert str(failed.value).startswith(f"{folder}: off had ")
+    seats = folder_faults(folder)
+    assert [seat.player for seat in seats] == ["off"] and seats[0].share > 0.05
+    first = seats[0].first
+    record = next(r for r in read_jsonl(folder) if r.meta["game"] == first["game"])
+    fault = next(f for f in record.rounds[first["round"]].faults if f.seat == first["seat"])
+    assert (fault.action, fault.kind, fault.message) == (
+        first["action"], "raised", first["message"])
+    faults_of_off = [(r.meta["game"], number) for r in read_jsonl(folder)
+               for number, rnd in enumerate(r.rounds) for f in rnd.faults
+               if r.meta["players"][f.seat] == "off"]
+    assert min(faults_of_off) == (first["game"], first["round"])  # its first, in game order
+    # the limits are no part of the experiment: changed, the same folder resumes (and passes)
+    result = run_experiment(parse_config({**config, "max_fault_share": 1,
+                                          "min_model_share": 0.9}), folder, show_progress=False)
+    assert result.played == 0

@@ -68,3 +68,33 @@ def test_a_failing_game_is_named():
                        engine="reference")
     with pytest.raises(GameFailed, match=r"game 0 \(players \['a', 'b', 'c', 'd'\]\).*has none"):
         play_chunk(setup, schedule_games("rotation", 4, 4, 1, seed=9))
+
+
+def test_the_batched_engines_keep_the_agents_of_a_bounded_number_of_setups(monkeypatch):
+    """A sweep of a thousand points or a tune of a thousand candidates must not keep every
+    setup's agents (a model storyteller's tables are tens of MB: +81 MB a tune candidate,
+    never freed): the most recent AGENT_SETUPS are kept, a setup played again within them is
+    not built again, and forget_agents drops them all."""
+    from dixit_lab.run import tournament
+
+    monkeypatch.setattr(tournament, "_SHARED", {})
+    setups = [TableSetup(seed=1, rules=get_rules("classic"), deck="dreams",
+                         names=("a", "b", "c"),
+                         specs=(f"softmax(temperature={0.1 * (k + 1):.1f})", "random",
+                                "random"),
+                         on_illegal="fallback", engine="batched")
+              for k in range(tournament.AGENT_SETUPS + 3)]
+    specs = list(schedule_games("rotation", 3, 3, 2, 1))
+    for setup in setups:
+        play_chunk(setup, specs)
+    assert len(tournament._SHARED) == tournament.AGENT_SETUPS
+    kept = setups[-tournament.AGENT_SETUPS:]
+    assert list(tournament._SHARED) == [setup.key for setup in kept]
+    agents = dict(tournament._SHARED[kept[0].key])
+    play_chunk(kept[0], specs)  # kept: the same agents, now the most recent
+    assert tournament._SHARED[kept[0].key] == agents
+    assert list(tournament._SHARED)[-1] == kept[0].key
+    play_chunk(setups[0], specs)  # dropped: built again, and the oldest kept one goes
+    assert setups[0].key in tournament._SHARED and kept[1].key not in tournament._SHARED
+    tournament.forget_agents()
+    assert not tournament._SHARED

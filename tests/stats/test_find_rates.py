@@ -87,3 +87,20 @@ def test_a_batchs_predictions_are_each_turns_own():
             assert predicted == alone
             checked += 1
     assert checked > 40
+
+
+def test_the_prediction_cache_keeps_a_bounded_number_of_storytellers(monkeypatch):
+    """Each rebuilt storyteller holds its tables (tens of MB): a sweep's points must not keep
+    them all. The most recently asked PredictionCache.AGENTS are kept, and asking one of
+    them again gives the same agent."""
+    from dixit_lab.records.decks import by_name
+    from dixit_lab.stats.find_rates import PredictionCache
+
+    monkeypatch.setattr(PredictionCache, "AGENTS", 3)
+    cache = PredictionCache()
+    specs = [f"ambiguity(target={t})" for t in (0.2, 0.3, 0.4, 0.5)]
+    rules = get_rules("classic")
+    agents = [cache.agent(spec, "dreams", by_name, 4, rules) for spec in specs]
+    assert all(agent is not None for agent in agents) and len(cache.agents) == 3
+    assert cache.agent(specs[-1], "dreams", by_name, 4, rules) is agents[-1]
+    assert cache.agent(specs[0], "dreams", by_name, 4, rules) is not agents[0]  # dropped

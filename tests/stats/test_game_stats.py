@@ -129,3 +129,49 @@ def test_sums_add_up_in_any_batching_and_survive_json(mixed) -> None:  # noqa: F
     _same(agent_frame(whole), agent_frame(pieces))
     assert pieces.games == len(mixed) and pieces.rounds_total == sum(len(r.rounds)
                                                                      for r in mixed)
+
+
+def _faulty_records() -> list:
+    """Six games of five seats, two of them the same player (``off``, an agent that raises
+    IndexError now and then), one ``bad`` whose every answer is illegal from game 2 on."""
+    from dixit_lab.core.agent import make_agent
+    from dixit_lab.core.cards import load_deck
+    from dixit_lab.core.rules import get_rules
+    from dixit_lab.engine.game import play_game
+    from tests.broken_agents import IllegalEveryMove, OffByOne
+
+    records = []
+    for game in range(6):
+        bad = IllegalEveryMove() if game >= 2 else make_agent("random")
+        agents = [make_agent("random"), OffByOne(), bad, OffByOne(), make_agent("random")]
+        for agent, spec in zip(agents, ["random", "off", "bad", "off", "random"], strict=True):
+            agent.spec = spec
+        records.append(play_game(agents, get_rules("classic", max_rounds=5),
+                                 load_deck("dreams"), game, on_illegal="fallback",
+                                 meta={"game": game, "players": ["r", "off", "bad", "off",
+                                                                 "r2"]}))
+    return records
+
+
+def test_each_players_first_fault_is_its_first_in_the_games_in_any_batching() -> None:
+    from dixit_lab.text_rule import shown_message
+
+    records = _faulty_records()
+    names = records[0].meta["players"]
+    expected: dict[str, dict] = {}
+    for record in records:  # game by game, round by round: the first fault of each name
+        for number, rnd in enumerate(record.rounds):
+            for fault in rnd.faults:
+                expected.setdefault(names[fault.seat], {
+                    "game": record.meta["game"], "round": number, "seat": fault.seat,
+                    "action": fault.action, "kind": fault.kind,
+                    "message": shown_message(fault.message)})
+    assert set(expected) == {"off", "bad"} and expected["bad"]["game"] == 2
+    for size in (len(records), 1, 4):
+        for order in (1, -1):  # chunks' sums added in any order
+            stats = GameStats()
+            for batch in list(record_batches(records, batch_games=size))[::order]:
+                stats.add(GameStats.from_json(json.loads(json.dumps(
+                    batch_stats(batch).to_json()))))
+            found = {name: p.first_fault for name, p in stats.players.items()}
+            assert found == {"r": None, "r2": None, **expected}
