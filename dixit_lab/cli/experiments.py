@@ -32,7 +32,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = run_file(args.config, args.out, records=args.records, executor=args.executor,
                           workers=args.workers, chunk_size=args.chunk_size,
                           show_progress=not args.quiet, address=args.address,
-                          exchanges=args.exchanges)
+                          exchanges=args.exchanges, restart=args.restart)
     except FaultShareError as error:  # the results are written: show them, then fail
         failed, result = error, error.result
     if isinstance(result, Path):
@@ -159,6 +159,9 @@ def add_commands(sub: Any) -> None:
                                        "HEAD:6379 (default: the config's, else a local Ray)")
     run.add_argument("--chunk-size", type=positive, help="games per chunk sent to a worker")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--restart", action="store_true",
+                     help="discard what a run wrote in the results folder (its games, parts, "
+                          "tables, config.yaml; nothing else) and play every game again")
     run.add_argument("--records", choices=RECORD_FORMATS,
                      help="how to keep the games: jsonl.zst (compressed, the default) or "
                           "jsonl (plain); overrides the config's records")

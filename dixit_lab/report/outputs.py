@@ -23,8 +23,16 @@ from dixit_lab.errors import ConfigError
 from dixit_lab.progress import stage
 from dixit_lab.records.files import find_records
 from dixit_lab.stats.game_stats import GameStats, batch_stats
+from dixit_lab.stats.round_table import ROUNDS_DATASET
 
-__all__ = ["prepare_outputs", "rebuild_stats", "write_tables"]
+__all__ = ["OUTPUT_FILES", "prepare_outputs", "rebuild_stats", "write_tables"]
+
+#: what :func:`write_tables` writes in a results folder (files, and the ``rounds.parquet``
+#: dataset and its staging folder): what ``dixit-lab run --restart`` discards with the games
+OUTPUT_FILES = ("agents.csv", "find_calibration.csv", "ratings.csv", "rating_pairs.csv",
+                "summary.json", "report.md", ROUNDS_DATASET, f".{ROUNDS_DATASET}.new",
+                "plots/points_per_game.png", "plots/storyteller_outcomes.png",
+                "plots/ratings.png", "plots/find_calibration.png")
 
 
 def _seed(folder: Path) -> int:
@@ -83,7 +91,6 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     from dixit_lab.records.manifest import check_game_count
     from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
     from dixit_lab.stats.round_table import (
-        ROUNDS_DATASET,
         part_stem,
         replace_dataset,
         write_round_table,
