@@ -69,6 +69,8 @@ def _print_faults(folder: Path, prefix: str = "") -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from dixit_lab.run.folder import read_header
+    from dixit_lab.run.provenance import code_note
     from dixit_lab.run.replay import replay_folder
 
     points = sweep_points(args.folder)
@@ -81,7 +83,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                                              address=args.address)
         total += compared
         if difference is not None:
-            print(f"{prefix}DIFFERENT after {compared} game(s): {difference}")
+            note = code_note(read_header(folder))  # another version or package code played
+            print(f"{prefix}DIFFERENT after {compared} game(s): {difference}"
+                  + (f" ({note})" if note else ""))
             return 1
         if points:
             print(f"{prefix}identical: {compared} games")

@@ -13,7 +13,8 @@ from dixit_lab.records.decks import folder_decks
 from dixit_lab.records.files import find_records, open_text
 from dixit_lab.run.executors import chunked, run_chunks
 from dixit_lab.run.experiment import ConfigError
-from dixit_lab.run.folder import played_config
+from dixit_lab.run.folder import played_config, read_header
+from dixit_lab.run.provenance import check_replayed_code, run_working_directory
 
 __all__ = ["Difference", "first_difference", "replay_folder"]
 
@@ -22,8 +23,21 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
                   show_progress: bool = True, address: str | None = None
                   ) -> tuple[int, Difference | None]:
     """Replay every game of ``folder``; returns (games compared, first difference or None).
-    ``address``: the Ray cluster of the ``ray`` executor (None: a local Ray instance)."""
-    folder = Path(folder)
+    ``address``: the Ray cluster of the ``ray`` executor (None: a local Ray instance).
+
+    The games are played from the folder the run read its relative paths from (config.yaml's
+    ``working_directory``, while this runs), after checking that its outside agents' code is
+    what played them (a change is refused in one line naming the player and the file)."""
+    folder = Path(folder).absolute()
+    header = read_header(folder)
+    with run_working_directory(header):
+        check_replayed_code(folder, header)
+        return _replay(folder, executor, workers, show_progress, address)
+
+
+def _replay(folder: Path, executor: str, workers: int | None, show_progress: bool,
+            address: str | None) -> tuple[int, Difference | None]:
+    """:func:`replay_folder` in the run's working folder."""
     games_path = find_records(folder) or folder / "games.jsonl"
     played = played_config(folder)  # config.yaml as run: resolved rules, specs, the deck
     if not games_path.is_file():
