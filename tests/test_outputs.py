@@ -34,6 +34,8 @@ def test_every_file_and_rounds_column_is_in_the_guide(tmp_path, capsys) -> None:
                 assert "`rounds.parquet/part-<first>-<last>.parquet`" in GUIDE
                 continue
             assert f"`{name}`" in GUIDE, f"{file.name} is not in docs/results.md"
+    for key in yaml.safe_load((out / "config.yaml").read_text()):  # what played the games
+        assert f"`{key}`" in GUIDE, f"config.yaml's {key} is not in docs/results.md"
     rounds = pd.read_parquet(out / "rounds.parquet")
     documented = _documented_columns()
     assert set(documented) == set(rounds.columns)

@@ -32,7 +32,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = run_file(args.config, args.out, records=args.records, executor=args.executor,
                           workers=args.workers, chunk_size=args.chunk_size,
                           show_progress=not args.quiet, address=args.address,
-                          exchanges=args.exchanges)
+                          exchanges=args.exchanges, restart=args.restart)
     except FaultShareError as error:  # the results are written: show them, then fail
         failed, result = error, error.result
     if isinstance(result, Path):
@@ -69,6 +69,8 @@ def _print_faults(folder: Path, prefix: str = "") -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from dixit_lab.run.folder import read_header
+    from dixit_lab.run.provenance import code_note
     from dixit_lab.run.replay import replay_folder
 
     points = sweep_points(args.folder)
@@ -81,7 +83,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                                              address=args.address)
         total += compared
         if difference is not None:
-            print(f"{prefix}DIFFERENT after {compared} game(s): {difference}")
+            note = code_note(read_header(folder))  # another version or package code played
+            print(f"{prefix}DIFFERENT after {compared} game(s): {difference}"
+                  + (f" ({note})" if note else ""))
             return 1
         if points:
             print(f"{prefix}identical: {compared} games")
@@ -164,6 +168,9 @@ def add_commands(sub: Any) -> None:
                                        "HEAD:6379 (default: the config's, else a local Ray)")
     run.add_argument("--chunk-size", type=positive, help="games per chunk sent to a worker")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--restart", action="store_true",
+                     help="discard what a run wrote in the results folder (its games, parts, "
+                          "tables, config.yaml; nothing else) and play every game again")
     run.add_argument("--records", choices=RECORD_FORMATS,
                      help="how to keep the games: jsonl.zst (compressed, the default) or "
                           "jsonl (plain); overrides the config's records")

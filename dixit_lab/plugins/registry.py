@@ -72,6 +72,11 @@ class Registry(Generic[T]):
         entry = self._entry_points().get(name)
         return entry.value.split(":")[0] if entry is not None else None
 
+    def entry_point(self, name: str) -> EntryPoint | None:
+        """The entry point that provides ``name`` (None for a class registered in code only,
+        or an unknown name), without importing it."""
+        return self._entry_points().get(name)
+
     def names(self) -> list[str]:
         """Every known name, without importing any class."""
         return sorted(set(self._classes) | set(self._entry_points()))

@@ -23,8 +23,18 @@ from dixit_lab.errors import ConfigError
 from dixit_lab.progress import stage
 from dixit_lab.records.files import find_records
 from dixit_lab.stats.game_stats import GameStats, batch_stats
+from dixit_lab.stats.round_table import ROUNDS_DATASET
 
-__all__ = ["REPORT_AGAIN", "prepare_outputs", "rebuild_stats", "write_tables", "write_timing"]
+__all__ = ["OUTPUT_FILES", "REPORT_AGAIN", "prepare_outputs", "rebuild_stats", "write_tables",
+           "write_timing"]
+
+#: what :func:`write_tables` writes in a results folder (files, and the ``rounds.parquet``
+#: dataset and its staging folders): what ``dixit-lab run --restart`` discards with the games
+OUTPUT_FILES = ("agents.csv", "find_calibration.csv", "ratings.csv", "rating_pairs.csv",
+                "summary.json", "report.md", ROUNDS_DATASET, f".{ROUNDS_DATASET}.new",
+                f".{ROUNDS_DATASET}.old", "plots/points_per_game.png",
+                "plots/storyteller_outcomes.png", "plots/ratings.png",
+                "plots/find_calibration.png")
 
 #: what ``report`` tells its user when another command holds the folder's lock
 REPORT_AGAIN = "wait for it to finish, then run `dixit-lab report` again"
@@ -85,7 +95,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     from dixit_lab.records.decks import folder_decks
     from dixit_lab.records.manifest import check_game_count
     from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
-    from dixit_lab.stats.round_table import ROUNDS_DATASET, part_stem, write_round_table
+    from dixit_lab.stats.round_table import part_stem, write_round_table
 
     decks = folder_decks(folder)  # the deck played, refused in one line if changed since
     staging = folder_staging(folder / ROUNDS_DATASET)

@@ -321,13 +321,13 @@ def _own_agent(agent: str) -> bool:
     """Whether ``agent`` names one of this project's built-in agents: code the engine trusts,
     which it may build to check it even for an untrusted seat (never an outside agent's)."""
     from dixit_lab.core.agent import AGENTS
+    from dixit_lab.plugins.code_files import is_own_module
     from dixit_lab.plugins.imports import is_import_string
 
     name = parse_spec(agent)[0]
     if is_import_string(name):
         return False
-    origin = AGENTS.origin(name) or ""
-    return origin.split(".")[0] in ("dixit_lab", "dixit_lab_agents")
+    return is_own_module(AGENTS.origin(name) or "")
 
 
 def _check_free_text(config: ExperimentConfig, source: str) -> None:

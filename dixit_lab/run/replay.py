@@ -3,60 +3,41 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from dixit_lab.core.recording import Recording
 from dixit_lab.progress import progress
 from dixit_lab.records.batches import file_batches
+from dixit_lab.records.compare import Difference, first_difference, line_difference
 from dixit_lab.records.decks import folder_decks
 from dixit_lab.records.files import find_records, open_text
 from dixit_lab.run.executors import chunked, run_chunks
 from dixit_lab.run.experiment import ConfigError
-from dixit_lab.run.folder import played_config
+from dixit_lab.run.folder import played_config, read_header
+from dixit_lab.run.provenance import check_replayed_code, run_working_directory
 
 __all__ = ["Difference", "first_difference", "replay_folder"]
-
-
-@dataclass(frozen=True)
-class Difference:
-    game: int
-    round: int | None
-    field: str
-    recorded: Any
-    replayed: Any
-
-    def __str__(self) -> str:
-        where = f"game {self.game}" + (f", round {self.round}" if self.round is not None else "")
-        return (f"{where}, field {self.field}: recorded {self.recorded!r}, replayed "
-                f"{self.replayed!r}")
-
-
-def first_difference(game: int, recorded: dict[str, Any], replayed: dict[str, Any]
-                     ) -> Difference | None:
-    """The first field where two game records differ (rounds compared field by field)."""
-    for key in dict.fromkeys([*recorded, *replayed]):
-        a, b = recorded.get(key), replayed.get(key)
-        if a == b:
-            continue
-        if key == "rounds" and isinstance(a, list) and isinstance(b, list):
-            for index, (ra, rb) in enumerate(zip(a, b, strict=False)):
-                for field in dict.fromkeys([*ra, *rb]):
-                    if ra.get(field) != rb.get(field):
-                        return Difference(game, index, field, ra.get(field), rb.get(field))
-            return Difference(game, min(len(a), len(b)), "rounds (count)", len(a), len(b))
-        return Difference(game, None, key, a, b)
-    return None
 
 
 def replay_folder(folder: str | Path, *, executor: str = "process", workers: int | None = None,
                   show_progress: bool = True, address: str | None = None
                   ) -> tuple[int, Difference | None]:
     """Replay every game of ``folder``; returns (games compared, first difference or None).
-    ``address``: the Ray cluster of the ``ray`` executor (None: a local Ray instance)."""
-    folder = Path(folder)
+    ``address``: the Ray cluster of the ``ray`` executor (None: a local Ray instance).
+
+    The games are played from the folder the run read its relative paths from (config.yaml's
+    ``working_directory``, while this runs), after checking that its outside agents' code is
+    what played them (a change is refused in one line naming the player and the file)."""
+    folder = Path(folder).absolute()
+    header = read_header(folder)
+    with run_working_directory(header):
+        check_replayed_code(folder, header)
+        return _replay(folder, executor, workers, show_progress, address)
+
+
+def _replay(folder: Path, executor: str, workers: int | None, show_progress: bool,
+            address: str | None) -> tuple[int, Difference | None]:
+    """:func:`replay_folder` in the run's working folder."""
     games_path = find_records(folder) or folder / "games.jsonl"
     played = played_config(folder)  # config.yaml as run: resolved rules, specs, the deck
     if not games_path.is_file():
@@ -96,8 +77,7 @@ def replay_folder(folder: str | Path, *, executor: str = "process", workers: int
             bar.update(len(results))
     for index, line in enumerate(recorded):
         compared += 1
-        if line != replayed[index]:
-            found = first_difference(index, json.loads(line), json.loads(replayed[index]))
-            return compared, found or Difference(index, None, "(bytes)", line[:80],
-                                                 replayed[index][:80])
+        found = line_difference(index, line, replayed[index])
+        if found is not None:
+            return compared, found
     return compared, None

@@ -2,9 +2,10 @@
 
 Finished chunks of games are written to ``parts/`` as they come back (each file written to a
 temporary name and renamed, so a file is either whole or absent). Rerunning the same config
-into the same folder plays only the games that are missing. When every game is there, the
-parts are merged in game order into ``games.jsonl`` and the tables, ratings and report are
-written.
+into the same folder plays only the games that are missing, when the saved games were played
+on the same deck by the same code (:mod:`dixit_lab.run.resume`; ``restart`` plays them all
+again). When every game is there, the parts are merged in game order into ``games.jsonl``
+and the tables, ratings and report are written.
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ import dataclasses
 import functools
 import os
 import shutil
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +25,13 @@ import yaml
 
 from dixit_lab._version import __version__
 from dixit_lab.atomic import atomic_write, atomic_write_text
-from dixit_lab.bundled import source_checkout
 from dixit_lab.core.agent import make_agent
 from dixit_lab.core.recording import Recording
 from dixit_lab.engine.seats import seat_info
 from dixit_lab.progress import progress, stage
 from dixit_lab.records.decks import DECK_PLAYED, deck_played
-from dixit_lab.records.files import (
-    RECORD_NAMES,
-    compressor,
-    find_records,
-    open_text,
-    records_name,
-)
-from dixit_lab.records.format import game_index
-from dixit_lab.records.integrity import FolderLock, check_saved_line
+from dixit_lab.records.files import compressor, find_records, records_name
+from dixit_lab.records.integrity import FolderLock
 from dixit_lab.records.manifest import MANIFEST_NAME, remove_manifest, write_manifest
 from dixit_lab.run.deal_secret import run_secret
 from dixit_lab.run.executors import WorkerLost, chunked, get_executor, run_chunks
@@ -59,6 +50,25 @@ from dixit_lab.run.parts import (
     other_records,
     save_part,
 )
+from dixit_lab.run.provenance import (
+    AGENTS_PLAYED,
+    CODE_DIGEST,
+    PLAYED_BY,
+    WORKING_DIRECTORY,
+    agents_played,
+    what_plays,
+)
+from dixit_lab.run.resume import (
+    check_same_agents,
+    check_same_code,
+    check_same_deck,
+    check_same_experiment,
+    discard_run,
+    done_indices,
+    line_check,
+    saved_files,
+    saved_lines,
+)
 from dixit_lab.run.tournament import (
     GameSpec,
     TableSetup,
@@ -69,10 +79,6 @@ from dixit_lab.run.tournament import (
 
 __all__ = ["FaultShareError", "RunResult", "model_players", "model_shares", "prepare_folder",
            "run_experiment", "run_file", "run_sweep", "table_setup"]
-
-_IGNORED_FOR_RESUME = ("executor", "out", "description", "engine", "records",
-                       "min_model_share", "max_fault_share")
-
 
 @dataclass(frozen=True)
 class RunResult:
@@ -136,23 +142,6 @@ def _check_faults(config: ExperimentConfig, result: RunResult) -> None:
         raise FaultShareError(limits_message(str(result.folder), over), result, over)
 
 
-def git_commit() -> str | None:
-    """The commit of the checkout the package runs from, with ``-dirty`` if it has changes
-    (None for an installed wheel or sdist)."""
-    root = source_checkout()
-    if root is None:
-        return None
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                                text=True, timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "--no-optional-locks", "status", "--porcelain",
-                                "--untracked-files=no"],
-                               cwd=root, capture_output=True, text=True, timeout=5).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return commit + ("-dirty" if dirty.strip() else "")
-
-
 def chunk_size_for(config: ExperimentConfig, setup: TableSetup,
                    override: int | None = None, workers: int = 1) -> int:
     """Games per chunk: as given, else enough for four chunks per worker (the last chunks
@@ -197,94 +186,14 @@ def _check_budget_executor(config: ExperimentConfig, kind: str) -> None:
                           f"(model games are played concurrently in it anyway)")
 
 
-def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in resolved.items() if k not in _IGNORED_FOR_RESUME}
-
-
-def _check_same_experiment(folder: Path, resolved: dict[str, Any]) -> dict[str, Any]:
-    """The header of the folder's config.yaml (empty when there is none), refused when it
-    holds another experiment."""
-    existing = folder / "config.yaml"
-    if not existing.exists():
-        return {}
-    try:
-        old = yaml.safe_load(existing.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError:
-        raise ConfigError(f"{existing} is not valid YAML; delete the folder or choose "
-                          f"another --out") from None
-    old_identity = _identity(old.get("experiment", {}))
-    new_identity = _identity(resolved)
-    if old_identity != new_identity:
-        changed = sorted(k for k in set(old_identity) | set(new_identity)
-                         if old_identity.get(k) != new_identity.get(k))
-        raise ConfigError(f"{folder} holds the results of a different experiment (changed: "
-                          f"{', '.join(changed)}); choose another --out, or delete the folder "
-                          f"to start again")
-    return old if isinstance(old, dict) else {}
-
-
-def _check_same_deck(folder: Path, old: dict[str, Any], deck: dict[str, str]) -> None:
-    """Refuse to resume games saved on another deck than ``deck`` (a deck folder edited
-    between the parts of a run): the new games would be played on other cards."""
-    played = old.get(DECK_PLAYED)
-    if not isinstance(played, dict) or not _sources(folder):
-        return  # nothing saved yet, or a folder written before decks were recorded
-    if played.get("fingerprint") != deck["fingerprint"]:
-        raise ConfigError(f"{folder / 'config.yaml'}: the deck {played.get('spec')} has "
-                          f"changed since its saved games were played (its cards' ids, images "
-                          f"or captions differ): the missing games would be played on other "
-                          f"cards; restore the deck, or choose another --out")
-
-
-def _sources(folder: Path) -> list[Path]:
-    """The saved games: a games file of either format and the parts' records."""
-    parts = folder / "parts"
-    saved = [*sorted(parts.glob("*.jsonl")), *sorted(parts.glob("*.jsonl.zst"))]
-    return [p for p in [*(folder / name for name in RECORD_NAMES), *saved] if p.is_file()]
-
-
-def _lines(path: Path, check: _LineCheck | None = None) -> Iterator[tuple[int, str]]:
-    """(game index, line) of a results file, read line by line; with ``check``, each line is
-    checked to be a whole record of this experiment's game of that index."""
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                continue
-            if check is not None:
-                yield check(line, path, number), line
-                continue
-            try:
-                yield game_index(line), line
-            except ValueError:
-                raise ConfigError(f"{path}, line {number}: not a game record of this runner; "
-                                  f"delete the file to replay those games") from None
-
-
-_LineCheck = Callable[[str, Path, int], int]
-
-
-def _line_check(config: ExperimentConfig, specs: Sequence[GameSpec], secret: bytes | None
-                ) -> _LineCheck:
-    names = tuple(name for name, _ in config.seats())
-    return partial(check_saved_line, specs=specs, names=names, seed=config.seed,
-                   secret=secret)
-
-
-def _done_indices(folder: Path, check: _LineCheck) -> set[int]:
-    """Indices of the games already in games.jsonl or in the parts of an interrupted run,
-    each line checked to belong to this experiment."""
-    return {index for path in _sources(folder) for index, _ in _lines(path, check)}
-
-
 def _merge(folder: Path, expected: int, records: str) -> None:
     """Stream every saved game, in index order and once each, into the games file of format
     ``records`` (memory stays flat however many games there are); the slow path of
     :func:`~dixit_lab.run.parts.merge_parts`, for parts that do not tile the games."""
     import heapq
 
-    sources = _sources(folder)
-    merged = heapq.merge(*(_lines(path) for path in sources), key=lambda item: item[0])
+    sources = saved_files(folder)
+    merged = heapq.merge(*(saved_lines(path) for path in sources), key=lambda item: item[0])
     target = folder / records_name(records)
 
     def write(temporary: Path) -> None:
@@ -310,21 +219,33 @@ def _merge(folder: Path, expected: int, records: str) -> None:
 
 def prepare_folder(config: ExperimentConfig, folder: Path,
                    setup: TableSetup | None = None) -> None:
-    """Create the results folder (or check that it holds this experiment) and write its
-    config.yaml: the resolved config, the version, the commit, the Python, the deck and the
-    engine that plays the games (and why)."""
+    """Create the results folder (or check that it holds this experiment, its saved games
+    played on the same deck by the same code: :mod:`dixit_lab.run.resume`) and write its
+    config.yaml: the resolved config, what plays it (the version, the package's code digest,
+    the commit, the Python, the working folder, the outside agents' code:
+    :mod:`dixit_lab.run.provenance`), the deck and the engine (and why)."""
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"results folder {folder} is a file, not a folder; choose another "
                           f"--out")
     folder.mkdir(parents=True, exist_ok=True)
     resolved = config.resolved()
-    old = _check_same_experiment(folder, resolved)
+    old = check_same_experiment(folder, resolved)
     deck = deck_played(config.deck)  # the deck by path and content
-    _check_same_deck(folder, old, deck)
-    engine, why = (setup or table_setup(config)).engine_choice()
+    check_same_deck(folder, old, deck)
+    agents = agents_played(resolved["players"])  # their files, read here: never a child's word
+    check_same_agents(folder, old, agents)
+    setup = setup or table_setup(config)
+    engine, why = setup.engine_choice()
+    now = what_plays(engine)
+    history = check_same_code(folder, old, now, config, setup, game_specs(config))
     header = {"experiment": resolved, "dixit_lab_version": __version__,
-              "git_commit": git_commit(), "python": sys.version.split()[0],
+              CODE_DIGEST: now[CODE_DIGEST], "git_commit": now["git_commit"],
+              "python": sys.version.split()[0], WORKING_DIRECTORY: str(Path.cwd()),
               DECK_PLAYED: deck, ENGINE_PLAYED: {"engine": engine, "why": why}}
+    if agents:
+        header[AGENTS_PLAYED] = agents
+    if history:
+        header[PLAYED_BY] = history
     atomic_write_text(folder / "config.yaml", yaml.safe_dump(header, sort_keys=False))
 
 
@@ -332,13 +253,15 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                    executor: str | None = None, workers: int | None = None,
                    chunk_size: int | None = None, show_progress: bool = True,
                    write_outputs: bool = True, address: str | None = None,
-                   exchanges: str | None = None) -> RunResult:
+                   exchanges: str | None = None, restart: bool = False) -> RunResult:
     """Play every game of ``config`` that is not in the results folder yet, then write the
     tables, ratings and report. A config with a ``sweep`` runs each point in a sub-folder.
     ``executor``, ``workers`` and ``address`` (the Ray cluster of the ``ray`` executor)
     override the config's ``executor`` section. ``exchanges`` is the mode of the recorders of
     the agents (``auto``, ``record``, ``replay``; the model agents' exchange store in
-    ``<folder>/exchanges``: :mod:`dixit_lab.core.recording`)."""
+    ``<folder>/exchanges``: :mod:`dixit_lab.core.recording`). ``restart`` first discards
+    what a run wrote in the folder (:func:`~dixit_lab.run.resume.discard_run`): every game
+    is played again."""
     if config.sweep:
         raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
     if any(seat_info(spec, isolation, config.deck).person for (_, spec), isolation in
@@ -351,6 +274,8 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
                           f"--out")
     folder.mkdir(parents=True, exist_ok=True)
     with FolderLock(folder):
+        if restart:
+            discard_run(folder)
         result = _run_locked(config, folder, executor, workers, chunk_size, show_progress,
                              write_outputs, address, exchanges)
     if write_outputs:
@@ -377,7 +302,7 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     specs = game_specs(config)
     _check_budget_executor(config, kind)
     secret = run_secret(config, folder)  # untrusted seats: deals no seat can recompute
-    done = _done_indices(folder, _line_check(config, specs, secret))
+    done = done_indices(folder, line_check(config, specs, secret))
     missing: Sequence[GameSpec] = specs if not done else [
         spec for spec in specs if spec.index not in done]
     saved = len(done)  # games saved: the resumed ones, then each chunk's
@@ -458,11 +383,13 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
 
 def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, *,
               executor: str | None = None, workers: int | None = None,
-              show_progress: bool = True, address: str | None = None) -> Path:
+              show_progress: bool = True, address: str | None = None,
+              restart: bool = False) -> Path:
     """Run every point of a config's ``sweep`` into ``out/points/<k>`` and join the reports.
-    With the ``ray`` executor all points share one Ray connection. A point whose seats are
-    over their fault limits does not stop the sweep: once every point and the sweep's report
-    are written, :class:`FaultShareError` names them all."""
+    With the ``ray`` executor all points share one Ray connection; ``restart``: every point
+    played again (:func:`run_experiment`'s). A point whose seats are over their fault limits
+    does not stop the sweep: once every point and the sweep's report are written,
+    :class:`FaultShareError` names them all."""
     import csv
     import io
 
@@ -486,7 +413,8 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
                     print(f"sweep point {index + 1}/{len(points)}: {label}", file=sys.stderr)
                 try:
                     run_experiment(config, sub, executor=executor, workers=workers,
-                                   show_progress=show_progress, address=address)
+                                   show_progress=show_progress, address=address,
+                                   restart=restart)
                 except FaultShareError as error:  # its results are written: the next point
                     over += [(f"point {index} ({label}): {why}", field)
                              for why, field in error.over]
@@ -507,7 +435,8 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
 def run_file(path: str | Path, out: str | Path | None = None, *, records: str | None = None,
              executor: str | None = None, workers: int | None = None,
              chunk_size: int | None = None, show_progress: bool = True,
-             address: str | None = None, exchanges: str | None = None) -> RunResult | Path:
+             address: str | None = None, exchanges: str | None = None,
+             restart: bool = False) -> RunResult | Path:
     """Run the config file at ``path``: its experiment (returns its :class:`RunResult`), or
     every point of its sweep (returns the sweep folder). ``records`` overrides the config's
     ``records``; the other options are :func:`run_experiment`'s."""
@@ -517,9 +446,9 @@ def run_file(path: str | Path, out: str | Path | None = None, *, records: str | 
         if records:
             data["records"] = records
         return run_sweep(data, str(path), out, executor=executor, workers=workers,
-                         show_progress=show_progress, address=address)
+                         show_progress=show_progress, address=address, restart=restart)
     if records:
         config = config.model_copy(update={"records": records})
     return run_experiment(config, out, executor=executor, workers=workers,
                           chunk_size=chunk_size, show_progress=show_progress, address=address,
-                          exchanges=exchanges)
+                          exchanges=exchanges, restart=restart)
