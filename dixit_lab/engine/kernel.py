@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from dixit_lab.engine import kernel_rules, kernel_streams
 from dixit_lab.engine.kernel_rules import SUBMIT, TELL, VOTE, play_submit, play_tell, play_vote
@@ -35,6 +34,7 @@ from dixit_lab.engine.kernel_streams import (
     stream_base,
     uniform,
 )
+from dixit_lab.engine.numba_cache import cached_njit
 from dixit_lab.policy import kernel as policy_kernel
 
 __all__ = ["CANNOT_REFILL", "DECK_EXHAUSTED", "LAST_DRAWN", "MAX_ROUNDS", "RESHUFFLE",
@@ -108,7 +108,7 @@ def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule
 def _compiled(sources: str) -> Any:
     """:func:`play_games`, its cache keyed by ``sources`` (the module's docstring says why)."""
 
-    @njit(cache=True)
+    @cached_njit()
     def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, temps,
                    tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows, wtabs, wvecs,
                    margin, start, stop,
