@@ -5,17 +5,27 @@ from __future__ import annotations
 import argparse
 import inspect
 import re
+import sys
 import textwrap
 from typing import Any
 
-from dixit_lab.core.agent import agent_parameters, available_agents, get_agent_class
+from dixit_lab.core.agent import (
+    AgentSpecError,
+    agent_parameters,
+    available_agents,
+    get_agent_class,
+)
 
 __all__ = ["add_commands"]
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
     for name in available_agents():
-        cls = get_agent_class(name)
+        try:
+            cls = get_agent_class(name)
+        except AgentSpecError as error:  # a broken plugin costs only its own entry
+            print(f"dixit-lab agents: {error}", file=sys.stderr)
+            continue
         params = ", ".join(p.describe() for p in agent_parameters(cls))
         print(f"{name}({params})")
         for line in textwrap.wrap(_first_paragraph(cls.__doc__), width=92):

@@ -334,6 +334,8 @@ def get_agent_class(name: str) -> type[Agent]:
     try:
         cls = AGENTS.get(name)
     except UnknownName as error:
+        if AGENTS.origin(name) is not None:  # an entry point that does not load
+            raise AgentSpecError(str(error)) from None
         raise AgentSpecError(f"{error}; or an import string 'package.module:ClassName' / "
                              f"'path/to/file.py:ClassName'") from None
     if cls.name == "agent":  # an entry point to an undecorated class: it is known by its name

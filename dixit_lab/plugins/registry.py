@@ -4,8 +4,10 @@ Built-ins and plugins enter a registry the same way: as **entry points** of the 
 group in their package's metadata (``[project.entry-points."dixit_lab.agents"]`` in
 ``pyproject.toml``: ``literal = "dixit_lab_agents.literal:LiteralAgent"``). A name is listed
 without importing anything and its class is imported on first use, so a broken plugin costs
-only its own name, and the core imports no concrete class. Code may also register a class
-directly (``Registry.register``, the ``@register_agent`` decorator).
+only its own name (asking for it raises :class:`UnknownName`, one line naming the entry point
+and what is wrong; whoever walks every name skips it with a warning), and the core imports no
+concrete class. Code may also register a class directly (``Registry.register``, the
+``@register_agent`` decorator).
 """
 
 from __future__ import annotations
@@ -15,14 +17,18 @@ from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
+from dixit_lab.errors import UserError
+
 __all__ = ["Registry", "UnknownName"]
 
 T = TypeVar("T")
 C = TypeVar("C", bound=type)
 
 
-class UnknownName(KeyError):
-    """A name that no entry point or registration provides. ``str()`` lists the known ones."""
+class UnknownName(UserError, KeyError):
+    """A name that no entry point or registration provides, or whose entry point does not
+    import or is not of the registry's kind: a user's mistake (the command line prints it as
+    one line). ``str()`` lists the known names."""
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "unknown name"
@@ -95,8 +101,9 @@ class Registry(Generic[T]):
         try:
             loaded = entry.load()
         except Exception as error:
+            reason = " ".join(f"{type(error).__name__}: {error}".split())  # one line
             raise UnknownName(f"{self.kind} {name!r} ({entry.value}) could not be loaded: "
-                              f"{type(error).__name__}: {error}") from None
+                              f"{reason}") from None
         if isinstance(loaded, type) and issubclass(loaded, self.base):
             self._classes.setdefault(name, loaded)
         if name not in self._classes:  # an entry point naming a module that registers it

@@ -306,7 +306,10 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
         from dixit_lab.engine.seats import seat_info
 
         for index, player in enumerate(config.players):
-            info = seat_info(player.spec(), player.seat_isolation(), config.deck)
+            try:
+                info = seat_info(player.spec(), player.seat_isolation(), config.deck)
+            except AgentSpecError as error:  # e.g. a recorder that is not a name
+                raise ConfigError(f"{source}: players.{index}.agent: {error}") from None
             if info.needs_card_images:
                 raise ConfigError(f"{source}: players.{index}.agent: {player.spec()} "
                                   f"perceives card images, but deck {config.deck!r} has "

@@ -415,17 +415,18 @@ def play_chunk_columns(setup: TableSetup, chunk: list[GameSpec]
     :class:`~dixit_lab.records.batches.GameBatch` too and their lines as one text, each
     line and its newline (else None and None)."""
     if setup.engine != "reference" and chunk and setup.batched():
-        return _play_batched(setup, chunk, columns=True)
+        with recording(setup.recording):
+            return _play_batched(setup, chunk, columns=True)
     return play_chunk(setup, chunk), None, None
 
 
 def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     """Play the games of ``chunk`` and return (game index, JSON line) pairs, with the batched
     engine when the setup allows it (the records are the same either way), inside the
-    setup's recording."""
-    if setup.engine != "reference" and chunk and setup.batched():
-        return _play_batched(setup, chunk)[0]
+    setup's recording (whichever engine plays)."""
     with recording(setup.recording):
+        if setup.engine != "reference" and chunk and setup.batched():
+            return _play_batched(setup, chunk)[0]
         player = chunk_player(setup.recorders()) if chunk and setup.remote() else None
         if player is not None:  # e.g. model agents: every game of the chunk in flight at once
             return player.play_chunk(setup, chunk)
