@@ -64,7 +64,7 @@ def _play(args: argparse.Namespace, config: ExperimentConfig, folder: PlayFolder
     table = PlayTable(config, folder)
     sock = bind(args.host, args.port)
     port = sock.getsockname()[1]
-    server = serve(play_app(table, loopback_hosts(args.host)))
+    server = serve(play_app(table, loopback_hosts(args.host)), on_stop=table.stop)
     urls = [f"http://{url_host(args.host)}:{port}/play/{human.token}" for human in table.humans]
     for human, url in zip(table.humans, urls, strict=True):
         print(f"{human.name}: {url}")
