@@ -289,6 +289,11 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
     if config.schedule.kind == "sampled" and pool < size:
         raise ConfigError(f"{source}: schedule.table_size: {size} seats but the players fill "
                           f"only {pool}")
+    if config.schedule.kind == "sampled" and rules.first_storyteller == "first_player":
+        raise ConfigError(f"{source}: rules: first_storyteller: first_player needs the first "
+                          f"player at every table, which a sampled schedule does not promise; "
+                          f"use a rotation or duplicate schedule, or first_storyteller: seat0 "
+                          f"or random")
     try:
         deck = load_deck(config.deck)
         deck.check_playable(size, rules.hand_size_for(size), rules.displayed_cards(size))
