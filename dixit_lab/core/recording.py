@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from dixit_lab.bundled import source_checkout
 from dixit_lab.errors import UserError
 from dixit_lab.plugins.registry import Registry
 
@@ -73,7 +74,8 @@ class Recorder:
         raise NotImplementedError(f"{type(self).__name__} does not play games")
 
 
-RECORDERS: Registry[Recorder] = Registry("dixit_lab.recorders", "recorder", Recorder)
+RECORDERS: Registry[Recorder] = Registry("dixit_lab.recorders", "recorder", Recorder,
+                                         source_checkout)
 
 
 class RecorderError(UserError):

@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, overload
 
+from dixit_lab.bundled import source_checkout
 from dixit_lab.engine.process_life import pool_worker_setup
 from dixit_lab.errors import ConfigError, UserError
 from dixit_lab.plugins.registry import Registry
@@ -140,7 +141,7 @@ class Executor(Protocol):
         ...
 
 
-EXECUTORS: Registry[Any] = Registry("dixit_lab.executors", "executor", object)
+EXECUTORS: Registry[Any] = Registry("dixit_lab.executors", "executor", object, source_checkout)
 
 
 def get_executor(name: str) -> Executor:
