@@ -1,4 +1,5 @@
-"""``dixit-lab agents``: the registered agents, their parameters and what each does."""
+"""``dixit-lab agents``: the registered agents, their parameters, their classes (an import
+string, ``module:Class``: what a subclass imports) and what each does."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
             continue
         params = ", ".join(p.describe() for p in agent_parameters(cls))
         print(f"{name}({params})")
+        print(f"    class {cls.__module__}:{cls.__qualname__}")
         for line in textwrap.wrap(_first_paragraph(cls.__doc__), width=92):
             print(f"    {line}")
     return 0
@@ -43,5 +45,6 @@ def _first_paragraph(doc: str | None) -> str:
 
 def add_commands(sub: Any) -> None:
     """The family's sub-commands, on the parser's ``add_subparsers()``."""
-    ag = sub.add_parser("agents", help="list the registered agents and their parameters")
+    ag = sub.add_parser("agents", help="list the registered agents, their parameters and "
+                                       "classes")
     ag.set_defaults(func=cmd_agents)
