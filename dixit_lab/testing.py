@@ -140,7 +140,8 @@ def batch_differences(specs: list[str], rules: RuleSet, deck: Deck, games: int,
                       seed: int = 17, engine: str = "batched") -> list[int]:
     """The games (of ``games`` rotating tables of ``specs``) whose record from the batched
     engine (``engine="compiled"``: the compiled kernel) differs from the reference engine's,
-    byte for byte."""
+    byte for byte. The first of ``specs`` is the tables' first player (the seat that tells
+    first under ``first_storyteller="first_player"``)."""
     if engine == "compiled":
         from dixit_lab.engine.compiled import play_compiled as play_batch
     else:
@@ -150,9 +151,10 @@ def batch_differences(specs: list[str], rules: RuleSet, deck: Deck, games: int,
     seatings = [[specs[(seat + g) % n] for seat in range(n)] for g in range(games)]
     seeds = [game_seed(seed, g) for g in range(games)]
     metas: list[dict[str, Any]] = [{"game": g} for g in range(games)]
+    firsts = [-g % n for g in range(games)]  # where the seating puts specs[0]
     shared = {spec: make_agent(spec) for spec in set(specs)}
     batched = play_batch([[shared[s] for s in seating] for seating in seatings], rules, deck,
-                         seeds, metas)
+                         seeds, metas, first_player_seats=firsts)
     reference: dict[tuple[int, str], Any] = {}  # reused across games, as the runner does
     differing = []
     for g, seating in enumerate(seatings):
@@ -161,7 +163,8 @@ def batch_differences(specs: list[str], rules: RuleSet, deck: Deck, games: int,
             if (seat, spec) not in reference:
                 reference[seat, spec] = make_agent(spec)
             table.append(reference[seat, spec])
-        if play_game(table, rules, deck, seeds[g], meta=metas[g]).to_json() != batched[g]:
+        if play_game(table, rules, deck, seeds[g], meta=metas[g],
+                     first_player_seat=firsts[g]).to_json() != batched[g]:
             differing.append(g)
     return differing
 

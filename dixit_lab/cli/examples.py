@@ -18,16 +18,32 @@ from dixit_lab.errors import UserError
 __all__ = ["add_commands", "config_argument"]
 
 
-def config_argument(value: str) -> str:
+#: the files in the working folder that a bare name could mean: itself, and with a suffix
+_LOCAL_FORMS = ("{}", "{}.yaml", "{}.yml")
+
+
+def config_argument(value: str, command: str = "run") -> str:
     """A config file as given, else the file of the packaged example named ``value`` (a bare
-    name: no folder, no suffix). A user's file of the same name in the working folder wins."""
+    name: no folder, no suffix). A bare name that is both a packaged example and a file here
+    (``quickstart`` beside ``quickstart.yaml``, as ``examples copy`` leaves it) is refused,
+    naming both and how to give each: neither silently wins."""
     path = Path(value)
-    if path.exists() or path.suffix or len(path.parts) != 1:
+    if path.suffix or len(path.parts) != 1:
         return value
+    local = [form.format(value) for form in _LOCAL_FORMS if Path(form.format(value)).exists()]
     try:
-        return str(example_path(value))
+        example = example_path(value)
     except UnknownExampleError as error:
-        raise UserError(f"no config file {value!r} in {Path.cwd()}, and {error}") from None
+        if path.exists():
+            return value
+        there = f" (there is {', '.join(local)})" if local else ""
+        raise UserError(f"no config file {value!r} in {Path.cwd()}{there}, and "
+                        f"{error}") from None
+    if local:
+        raise UserError(f"{value!r} names both the file {local[0]} here and the packaged "
+                        f"example {value}: run `dixit-lab {command} ./{local[0]}` for the "
+                        f"file, or `dixit-lab {command} {example}` for the example")
+    return str(example)
 
 
 def _description(path: Path) -> str:

@@ -22,7 +22,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from dixit_lab.run.experiment import load_config
     from dixit_lab.run.runner import FaultShareError, model_shares, run_file
 
-    args.config = config_argument(args.config)
+    args.config = config_argument(args.config, "run")
     config = load_config(args.config)
     if config.tune and not config.sweep and not args.quiet:
         print("note: this config has a tune section; `dixit-lab tune` runs the search",
@@ -144,7 +144,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from dixit_lab.run.experiment import load_config, read_yaml_file
     from dixit_lab.run.tuning import tune
 
-    args.config = config_argument(args.config)
+    args.config = config_argument(args.config, "tune")
     config = load_config(args.config)
     data = read_yaml_file(args.config)
     out = Path(args.out) if args.out else config.results_dir()

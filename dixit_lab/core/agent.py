@@ -17,6 +17,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
+from dixit_lab.bundled import source_checkout
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import RuleSet, rules_from_values
 from dixit_lab.core.seeding import CounterStream, seat_generator
@@ -301,7 +302,7 @@ class AgentSpecError(UserError, ValueError):
 A = TypeVar("A", bound=type[Agent])
 #: Agents by name: the built-ins and plugins are entry points of the ``dixit_lab.agents`` group
 #: (see ``pyproject.toml``), imported on first use.
-AGENTS: Registry[Agent] = Registry("dixit_lab.agents", "agent", Agent)
+AGENTS: Registry[Agent] = Registry("dixit_lab.agents", "agent", Agent, source_checkout)
 
 
 def register_agent(name: str) -> Callable[[A], A]:
@@ -334,6 +335,8 @@ def get_agent_class(name: str) -> type[Agent]:
     try:
         cls = AGENTS.get(name)
     except UnknownName as error:
+        if AGENTS.origin(name) is not None:  # an entry point that does not load
+            raise AgentSpecError(str(error)) from None
         raise AgentSpecError(f"{error}; or an import string 'package.module:ClassName' / "
                              f"'path/to/file.py:ClassName'") from None
     if cls.name == "agent":  # an entry point to an undecorated class: it is known by its name

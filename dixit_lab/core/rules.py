@@ -27,7 +27,7 @@ __all__ = ["DECK_EXHAUSTED_MODES", "FIRST_STORYTELLER_MODES", "PRESETS", "Illega
 
 DeckExhausted = Literal["end_when_last_drawn", "end_when_cannot_refill", "reshuffle_discard",
                         "play_out_hands"]
-FirstStoryteller = Literal["seat0", "random"]
+FirstStoryteller = Literal["seat0", "random", "first_player"]
 Outcome = Literal["some_found", "all_found", "none_found"]
 
 DECK_EXHAUSTED_MODES: tuple[str, ...] = (
@@ -36,7 +36,8 @@ DECK_EXHAUSTED_MODES: tuple[str, ...] = (
     "reshuffle_discard",
     "play_out_hands",
 )
-FIRST_STORYTELLER_MODES: tuple[str, ...] = ("seat0", "random")
+#: round 1's storyteller: seat 0, a seeded random seat, or the config's first player's seat
+FIRST_STORYTELLER_MODES: tuple[str, ...] = ("seat0", "random", "first_player")
 
 
 class IllegalAction(ValueError):
@@ -182,6 +183,18 @@ def _problems(rules: RuleSet) -> list[str]:
     return problems
 
 
+# DixitWorld's arena (arXiv 2510.10117; github.com/HKUST-KnowComp/DixitWorld, commit
+# a849288, see docs/vlm.md) as its code is written: 4 players (src/config.py NUM_PLAYERS,
+# experiments/parallel_model_comparison.py create_agents), 4-card hands dealt once and kept
+# every round (config.py CARDS_PER_PLAYER; the rounds play copies of the dealt hands,
+# parallel_model_comparison.py line 156), 12 rounds and no target (line 70
+# rounds_per_phase), P1 telling first in both phases (line 163 storyteller_index: the
+# same agents, their hands swapped); its _calculate_scores (lines 260-307):
+# finders 3 also when all find, +1 at most for the votes on one's card (lines 298-300);
+# no vote on one's own card (the filter of line 357).
+_DIXITWORLD = dict(min_players=4, max_players=4, hand_size=4, fixed_hands=True, max_rounds=12,
+                   all_found_points=3, vote_bonus_cap=1, first_storyteller="first_player")
+
 PRESETS: dict[str, dict[str, Any]] = {
     # 000: the classic box. No target; the game ends when the last card is drawn.
     "classic": dict(max_players=6, deck_exhausted="end_when_last_drawn"),
@@ -192,16 +205,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 6 cartes"; 003: "six cartes").
     "quest": dict(max_players=6, vote_bonus_cap=3, target_score=30, hand_size_three_players=6,
                   deck_exhausted="end_when_cannot_refill"),
-    # DixitWorld's arena (arXiv 2510.10117; github.com/HKUST-KnowComp/DixitWorld, commit
-    # a849288, see docs/vlm.md) as its code is written: 4 players (src/config.py NUM_PLAYERS,
-    # experiments/parallel_model_comparison.py create_agents), 4-card hands dealt once and kept
-    # every round (config.py CARDS_PER_PLAYER; the rounds play copies of the dealt hands,
-    # parallel_model_comparison.py line 156), 12 rounds from seat 0 and no target (line 70
-    # rounds_per_phase, line 163 storyteller_index); its _calculate_scores (lines 260-307):
-    # finders 3 also when all find, +1 at most for the votes on one's card (lines 298-300);
-    # no vote on one's own card (the filter of line 357).
-    "dixitworld": dict(min_players=4, max_players=4, hand_size=4, fixed_hands=True,
-                       max_rounds=12, all_found_points=3, vote_bonus_cap=1),
+    "dixitworld": _DIXITWORLD,
     # The same arena as its code runs, which is how its published figures were made: the
     # bonus of lines 298-300 is never paid, because `selected_distractor` is set (line 323)
     # only on the copy of the agent that a multiprocessing pool worker received (lines
@@ -211,9 +215,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Its second phase is a fresh random deal (run_parallel_rounds deals again, lines 88-89,
     # over the hands reverse_hands swapped at line 477): that is the schedule's part, a fresh
     # deal every game (experiments/dixitworld_arena_as_run.yaml).
-    "dixitworld_as_run": dict(min_players=4, max_players=4, hand_size=4, fixed_hands=True,
-                              max_rounds=12, all_found_points=3, vote_bonus_cap=1,
-                              vote_bonus_points=0, own_card_votes=True),
+    "dixitworld_as_run": dict(_DIXITWORLD, vote_bonus_points=0, own_card_votes=True),
 }
 
 _LATER_OPTIONS: dict[str, Any] = {"all_found_points": None, "fixed_hands": False,

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from dixit_lab.bundled import source_checkout
 from dixit_lab.core.cards import Card
 from dixit_lab.errors import UserError, install_hint
 from dixit_lab.plugins.registry import Registry, UnknownName
@@ -133,7 +134,7 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
 
 # Built-in backends and plugins are entry points of the ``dixit_lab.embedders`` group
 # (``pyproject.toml``), imported on first use so that importing this module stays light.
-EMBEDDERS: Registry[Any] = Registry("dixit_lab.embedders", "embedder", object)
+EMBEDDERS: Registry[Any] = Registry("dixit_lab.embedders", "embedder", object, source_checkout)
 
 
 def register_embedder(name: str) -> Callable[[type], type]:

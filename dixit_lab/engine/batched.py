@@ -36,7 +36,7 @@ from dixit_lab.engine.batch_output import columns, json_lines, json_records
 from dixit_lab.records.batches import GameBatch
 
 __all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "TableShape", "Tables", "batch_blocker",
-           "batch_supported", "play_batch", "prepare_tables", "rules_supported"]
+           "batch_supported", "first_seats", "play_batch", "prepare_tables", "rules_supported"]
 
 
 class Draws:
@@ -173,38 +173,55 @@ def _policies(agents: Sequence[Agent], n: int, rules: RuleSet, deck: Deck
 
 
 def play_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
-               seeds: Sequence[Any], metas: Sequence[dict[str, Any]] | None = None
-               ) -> list[str]:
+               seeds: Sequence[Any], metas: Sequence[dict[str, Any]] | None = None,
+               first_player_seats: Sequence[int] | None = None) -> list[str]:
     """Play game ``g`` with the agents ``tables[g]`` (by seat) from ``seeds[g]``, for all
     games at once, and return their JSON lines: exactly ``play_game(tables[g], rules, deck,
-    seeds[g], meta=metas[g]).to_json()``. Every agent must support batching; one agent
+    seeds[g], meta=metas[g], first_player_seat=first_player_seats[g]).to_json()`` (no
+    ``first_player_seats``: 0 in every game). Every agent must support batching; one agent
     instance may sit in many seats and games (batched policies keep no state)."""
     if not tables:
         return []
-    games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds)
+    games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds,
+                                                 first_player_seats)
     return json_lines(games, rounds, rules, deck, names, clue_texts, metas)
 
 
 def play_batch_columns(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
                        seeds: Sequence[Any], metas: Sequence[dict[str, Any]],
-                       indices: Sequence[int]) -> tuple[str, GameBatch]:
+                       indices: Sequence[int], first_player_seats: Sequence[int] | None = None
+                       ) -> tuple[str, GameBatch]:
     """:func:`play_batch`'s JSON lines as one text (each line and its newline:
     ``batch_output.lines_of`` splits it) and the same games as a
     :class:`~dixit_lab.records.batches.GameBatch` (``indices``: their record indices)."""
-    games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds)
+    games, rounds, names, clue_texts = run_batch(tables, rules, deck, seeds,
+                                                 first_player_seats)
     return (json_records(games, rounds, rules, deck, names, clue_texts, metas),
             columns(games, rounds, rules, deck, names, clue_texts, metas, indices))
 
 
 def run_batch(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
-              seeds: Sequence[Any]) -> tuple[_Batch, list[dict[str, np.ndarray]], list[str],
-                                             Sequence[str]]:
+              seeds: Sequence[Any], first_player_seats: Sequence[int] | None = None
+              ) -> tuple[_Batch, list[dict[str, np.ndarray]], list[str], Sequence[str]]:
     """Play the games of :func:`play_batch`: their state, their rounds' arrays, the agents'
     names and the clue texts (for the records: ``batch_output.json_lines``, and
     :mod:`dixit_lab.engine.batch_output`)."""
     table = prepare_tables(tables, rules, deck, seeds)
-    games = _Batch(table.shape, rules, seeds, table.seating)
+    games = _Batch(table.shape, rules, seeds, table.seating,
+                   first_seats(first_player_seats, len(tables), table.shape.n))
     return games, games.run(table.policies), table.names, table.clue_texts
+
+
+def first_seats(first_player_seats: Sequence[int] | None, games: int, n: int) -> np.ndarray:
+    """The seat of the config's first player in each game, (B,) int64 (``GameSteps``'s
+    ``first_player_seat``; None: 0 in every game)."""
+    if first_player_seats is None:
+        return np.zeros(games, dtype=np.int64)
+    seats = np.asarray(first_player_seats, dtype=np.int64).reshape(-1)
+    if len(seats) != games or bool(((seats < 0) | (seats >= n)).any()):
+        raise ValueError(f"first_player_seats: {len(seats)} seats of 0..{n - 1} for {games} "
+                         f"games expected")
+    return seats
 
 
 @dataclass(frozen=True)
@@ -281,7 +298,7 @@ class _Batch:
     """The state of B games of one table shape."""
 
     def __init__(self, shape: TableShape, rules: RuleSet, seeds: Sequence[Any],
-                 seating: np.ndarray) -> None:
+                 seating: np.ndarray, first_player_seats: np.ndarray) -> None:
         self.shape, self.rules = shape, rules
         self.seeds = game_seeds(seeds)
         self.seating = seating  # (B, n): the policy of each seat of each game
@@ -303,6 +320,8 @@ class _Batch:
         self.seat_counters = np.zeros((b, n), dtype=np.int64)
         if rules.first_storyteller == "seat0":
             self.storyteller = np.zeros(b, dtype=np.int64)
+        elif rules.first_storyteller == "first_player":
+            self.storyteller = first_player_seats.copy()
         else:
             first = uniforms(stream_base(k0, k1, Streams.FIRST_STORYTELLER), 0)[:, 0]
             self.storyteller = np.minimum((first * n).astype(np.int64), n - 1)

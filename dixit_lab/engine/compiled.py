@@ -38,6 +38,7 @@ from dixit_lab.engine.batched import (
     TableShape,
     _keys,
     batch_blocker,
+    first_seats,
     game_seeds,
     prepare_tables,
     rules_supported,
@@ -147,29 +148,33 @@ class _Played:
 
 
 def play_compiled(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
-                  seeds: Sequence[Any], metas: Sequence[dict[str, Any]] | None = None
-                  ) -> list[str]:
+                  seeds: Sequence[Any], metas: Sequence[dict[str, Any]] | None = None,
+                  first_player_seats: Sequence[int] | None = None) -> list[str]:
     """:func:`~dixit_lab.engine.batched.play_batch` on the compiled kernel: the same JSON
     lines."""
     if not tables:
         return []
-    games, rounds, names, clue_texts = run_compiled(tables, rules, deck, seeds)
+    games, rounds, names, clue_texts = run_compiled(tables, rules, deck, seeds,
+                                                    first_player_seats)
     return json_lines(games, rounds, rules, deck, names, clue_texts, metas)
 
 
 def play_compiled_columns(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
                           seeds: Sequence[Any], metas: Sequence[dict[str, Any]],
-                          indices: Sequence[int]) -> tuple[str, GameBatch]:
+                          indices: Sequence[int],
+                          first_player_seats: Sequence[int] | None = None
+                          ) -> tuple[str, GameBatch]:
     """:func:`play_compiled`'s lines as one text and the same games as a
     :class:`~dixit_lab.records.batches.GameBatch` (as ``batched.play_batch_columns``)."""
-    games, rounds, names, clue_texts = run_compiled(tables, rules, deck, seeds)
+    games, rounds, names, clue_texts = run_compiled(tables, rules, deck, seeds,
+                                                    first_player_seats)
     return (json_records(games, rounds, rules, deck, names, clue_texts, metas),
             columns(games, rounds, rules, deck, names, clue_texts, metas, indices))
 
 
 def run_compiled(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
-                 seeds: Sequence[Any]) -> tuple[_Played, list[dict[str, np.ndarray]],
-                                                list[str], Sequence[str]]:
+                 seeds: Sequence[Any], first_player_seats: Sequence[int] | None = None
+                 ) -> tuple[_Played, list[dict[str, np.ndarray]], list[str], Sequence[str]]:
     """Play the games (as ``batched.run_batch``): their state, their rounds as the batched
     engine's arrays (one dict a round, over the games that played it), names, clue texts."""
     problem = kernel_problem() or rules_problem(rules, len(deck))
@@ -183,7 +188,8 @@ def run_compiled(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck,
     table = prepare_tables(tables, rules, deck, seeds)
     seeds = game_seeds(seeds)
     keys = _keys(seeds)
-    flat = play_keys(table, rules, keys, reuse=True)  # by_round copies the rounds out
+    flat = play_keys(table, rules, keys, reuse=True,  # by_round copies the rounds out
+                     first_player_seats=first_player_seats)
     games = _Played(table.shape, seeds, table.seating, flat.end_round,
                     _END_REASONS[flat.end_reason], flat.final)
     return games, flat.by_round(), table.names, table.clue_texts
@@ -213,12 +219,13 @@ class FlatRounds:
         return out
 
 
-def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray, reuse: bool = False
-              ) -> FlatRounds:
+def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray, reuse: bool = False,
+              first_player_seats: Sequence[int] | None = None) -> FlatRounds:
     """Play the games of game keys ``keys`` ((B, 2) uint64) at ``table`` on the kernel.
     ``reuse``: its round arrays (``FlatRounds.rounds``) are this thread's from one call to
     the next (their pages written once, not once a batch: a tenth of a compiled game), so
-    valid only until this thread's next call with ``reuse``."""
+    valid only until this thread's next call with ``reuse``. ``first_player_seats``: (B,)
+    as ``batched.first_seats`` (None: 0 in every game)."""
     from dixit_lab.engine.kernel import play_games
     from dixit_lab.engine.kernel_bases import seat_bases
 
@@ -232,6 +239,9 @@ def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray, reuse: bool = Fal
                           -1 if rules.target_score is None else rules.target_score,
                           rules.max_rounds, rules.first_storyteller == "random",
                           rules.fixed_hands], dtype=np.int64)
+    # the first storyteller of each game unless drawn: seat 0, or the first player's seat
+    firsts = (first_seats(first_player_seats, b, n)
+              if rules.first_storyteller == "first_player" else np.zeros(b, dtype=np.int64))
     search = np.array(search_points(rules, n), dtype=np.int64)
     bonus = np.array([vote_bonus(rules, votes) for votes in range(n)], dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
@@ -246,8 +256,8 @@ def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray, reuse: bool = Fal
     done = 0
     while done < b:
         done = play_games(  # type: ignore[call-arg]
-            keys, bases, seating, dims, rule_ints, search, bonus, *pack, MARGIN, done, b,
-            round_start, end_round, end_reason, final, *rounds.values())
+            keys, bases, seating, firsts, dims, rule_ints, search, bonus, *pack, MARGIN,
+            done, b, round_start, end_round, end_reason, final, *rounds.values())
         if done < b:  # the round arrays are full: twice the room, and on
             grown = _round_arrays(2 * len(rounds["storyteller"]), shape)
             for key, values in rounds.items():

@@ -1,7 +1,8 @@
 """What the reference engine asks and is answered: a :class:`Decision` (one seat, its action
 and the view it decides on), a :class:`Phase` (every decision of one phase), a
 :class:`Failure` (an answer meaning the seat's decision failed), and :func:`agent_answer`,
-an agent's answer to a decision. :mod:`dixit_lab.engine.game` asks them; every driver of a
+an agent's answer to a decision (and :func:`observes`, whether its ``observe`` does
+anything). :mod:`dixit_lab.engine.game` asks them; every driver of a
 game (the engine's own loop, isolated seats, models, people, the PettingZoo env) answers them.
 """
 
@@ -11,7 +12,8 @@ from typing import Any, Literal, NamedTuple
 
 from dixit_lab.core.agent import Agent, AgentFailure, SubmitView, TellView, VoteView
 
-__all__ = ["Action", "Decision", "Failure", "Phase", "agent_answer", "raised_message"]
+__all__ = ["Action", "Decision", "Failure", "Phase", "agent_answer", "observes",
+           "raised_message"]
 
 Action = Literal["tell", "submit", "vote"]
 
@@ -58,3 +60,10 @@ def agent_answer(agent: Agent, decision: Decision,
 def raised_message(error: BaseException) -> str:
     """The fault message of an agent's exception."""
     return f"the agent raised {type(error).__name__}: {error}"
+
+
+def observes(agent: Agent) -> bool:
+    """Whether ``agent.observe`` may do anything: False for the base class's, which does
+    nothing (``play_game`` then calls it not at all)."""
+    method = getattr(agent, "observe", None)
+    return getattr(method, "__func__", None) is not Agent.observe

@@ -57,7 +57,7 @@ from dixit_lab.core.seeding import (
     uniforms,
 )
 from dixit_lab.engine.answer_checks import submit_problem, tell_problem, vote_problem
-from dixit_lab.engine.decisions import Decision, Failure, Phase, agent_answer
+from dixit_lab.engine.decisions import Decision, Failure, Phase, agent_answer, observes
 from dixit_lab.engine.decisions import raised_message as _raised
 from dixit_lab.records.format import EndReason, Fault, GameRecord, RoundRecord, new_round
 from dixit_lab.text_rule import safe_message
@@ -89,6 +89,7 @@ def play_game(
     on_illegal: OnIllegal = "raise",
     meta: dict[str, Any] | None = None,
     players: Sequence[str] | None = None,
+    first_player_seat: int = 0,
 ) -> GameRecord:
     """Play one game and return its record. Same inputs, same record, on every machine.
 
@@ -98,19 +99,19 @@ def play_game(
     naming the seat, agent, round and action; with ``"fallback"`` the fault is recorded in the
     round and, for an action, a legal action drawn from the seat's fallback stream replaces it.
     ``players`` are the public names the agents know each other by (default ``seat 0`` ...;
-    the record keeps the specs).
+    the record keeps the specs); ``first_player_seat`` as :class:`GameSteps`.
     """
     agents = list(agents)
     names = tuple(getattr(agent, "spec", None) or agent.name for agent in agents)
     game = GameSteps(names, rules, deck, seed, on_illegal=on_illegal, meta=meta,
-                     players=players)
+                     players=players, first_player_seat=first_player_seat)
     for seat, agent in enumerate(agents):
         try:
             agent.begin_game(game.context(seat))
         except Exception as error:  # an agent's exception is a fault like an illegal action
             game.hook_failed(seat, "begin_game", error)
     # the seats whose ``observe`` does something (the base class's does nothing)
-    observers = [(seat, agent) for seat, agent in enumerate(agents) if _observes(agent)]
+    observers = [(seat, agent) for seat, agent in enumerate(agents) if observes(agent)]
     # the game's generator, driven here without ``send``'s bookkeeping: one game is ~45
     # events, and each answer is what ``agent_answer`` gives (written out: ~100 decisions)
     steps = game._begin()
@@ -141,13 +142,6 @@ def play_game(
     return game.record
 
 
-def _observes(agent: Agent) -> bool:
-    """Whether ``agent.observe`` may do anything: False for the base class's, which does
-    nothing (play_game then calls it not at all)."""
-    method = getattr(agent, "observe", None)
-    return getattr(method, "__func__", None) is not Agent.observe
-
-
 class GameSteps:
     """One game, stepped phase by phase (see the module docstring).
 
@@ -157,14 +151,19 @@ class GameSteps:
     just scored, answered with ``None``; and ``None`` once the game is over, when ``record``
     holds its :class:`GameRecord`. ``names`` (the agents' specs) go into the record;
     ``players``, the public names of the seats (default ``seat 0`` ...), into the contexts.
+    ``first_player_seat``: the seat of the config's first player, who tells first under
+    ``first_storyteller="first_player"`` (its ``GameSpec`` knows it; default 0).
     """
 
     def __init__(self, names: Sequence[str], rules: RuleSet, deck: Deck, seed: GameSeed, *,
                  on_illegal: OnIllegal = "raise", meta: dict[str, Any] | None = None,
-                 players: Sequence[str] | None = None) -> None:
+                 players: Sequence[str] | None = None, first_player_seat: int = 0) -> None:
         if on_illegal not in ("raise", "fallback"):
             raise ValueError(f"on_illegal must be 'raise' or 'fallback', got {on_illegal!r}")
         n = len(names)
+        if not 0 <= first_player_seat < n:
+            raise ValueError(f"first_player_seat {first_player_seat} of a table of {n}")
+        self._first = first_player_seat if rules.first_storyteller == "first_player" else 0
         rules.check_players(n)
         self.hand_size = rules.hand_size_for(n)
         self.per_player = rules.cards_per_player(n)
@@ -313,8 +312,8 @@ class GameSteps:
                               for teller in range(n)]
         pile = order[n * size:]
         pile.reverse()  # draw with pop() from the end: the next card is order[n*h + k]
-        if self.rules.first_storyteller == "seat0":
-            return hands, pile, 0
+        if self.rules.first_storyteller != "random":  # seat 0, or the first player's seat
+            return hands, pile, self._first
         draw = uniforms(stream_base(*self.key, Streams.FIRST_STORYTELLER), 0)
         return hands, pile, min(int(float(draw[0]) * n), n - 1)
 
@@ -483,7 +482,6 @@ class GameSteps:
             return any(len(hands[seat]) < (1 if seat == following else self.per_player)
                        for seat in range(n))
         return False
-
 
 
 @functools.cache

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from dixit_lab.engine import kernel_rules, kernel_streams
 from dixit_lab.engine.kernel_rules import SUBMIT, TELL, VOTE, play_submit, play_tell, play_vote
@@ -35,6 +34,7 @@ from dixit_lab.engine.kernel_streams import (
     stream_base,
     uniform,
 )
+from dixit_lab.engine.numba_cache import cached_njit
 from dixit_lab.policy import kernel as policy_kernel
 
 __all__ = ["CANNOT_REFILL", "DECK_EXHAUSTED", "LAST_DRAWN", "MAX_ROUNDS", "RESHUFFLE",
@@ -108,10 +108,10 @@ def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule
 def _compiled(sources: str) -> Any:
     """:func:`play_games`, its cache keyed by ``sources`` (the module's docstring says why)."""
 
-    @njit(cache=True)
-    def play_games(keys, seat_bases, seating, dims, rule_ints, search, bonus, pol, temps,
-                   tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows, wtabs, wvecs,
-                   margin, start, stop,
+    @cached_njit()
+    def play_games(keys, seat_bases, seating, firsts, dims, rule_ints, search, bonus, pol,
+                   temps, tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows, wtabs,
+                   wvecs, margin, start, stop,
                    round_start, end_round, end_reason, final, r_teller, r_clue, r_card,
                    r_display, r_owner, r_votes, r_points, r_scores, r_hand
                    ):  # type: ignore[no-untyped-def]
@@ -123,7 +123,8 @@ def _compiled(sources: str) -> Any:
         score (-1: none), max_rounds, random first storyteller, fixed hands; ``search``: the
         search points by number of finders (storyteller, finder, missed), ``bonus``: the
         vote bonus by votes received; ``seating``: the policy (row of ``pol``) of each seat
-        of each game; ``margin``: :data:`dixit_lab.engine.compiled.MARGIN`."""
+        of each game; ``firsts``: each game's first storyteller unless it is drawn (random
+        first storyteller); ``margin``: :data:`dixit_lab.engine.compiled.MARGIN`."""
         if not sources:  # (the digest, read once a batch: it is the cache's key, see above)
             return start
         n, h, per, k, size = dims[0], dims[1], dims[2], dims[3], dims[4]
@@ -169,7 +170,7 @@ def _compiled(sources: str) -> Any:
             plen, dlen, reshuffles = size - n * h, 0, 0
             for i in range(plen):  # drawn from the end: the next card is order[n * h]
                 pile[i] = order[size - 1 - i]
-            teller = 0
+            teller = firsts[g]
             if first_random:
                 first = uniform(stream_base(k0, k1, STREAM_FIRST), 0)
                 teller = min(np.int64(first * n), n - 1)

@@ -13,10 +13,10 @@ on the other. ``tests/engine/test_kernel_bases.py`` checks it against ``seat_bas
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from dixit_lab.core.blake2b import IV, SIGMA
 from dixit_lab.core.seeding import SEAT_PERSON, SEATS_PER_HASH
+from dixit_lab.engine.numba_cache import cached_njit
 
 __all__ = ["seat_bases"]
 
@@ -38,13 +38,13 @@ def seat_bases(keys: np.ndarray, n_players: int) -> np.ndarray:
     return out
 
 
-@njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _rotate(x, bits):  # type: ignore[no-untyped-def]
     """``x`` rotated right by ``bits`` (uint64)."""
     return (x >> bits) | (x << (_64 - bits))
 
 
-@njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _g(a, b, c, d, x, y):  # type: ignore[no-untyped-def]
     """BLAKE2b's G (RFC 7693, 3.1) on four state words, with message words ``x`` and ``y``."""
     a = a + b + x
@@ -58,7 +58,7 @@ def _g(a, b, c, d, x, y):  # type: ignore[no-untyped-def]
     return a, b, c, d
 
 
-@njit(cache=True)
+@cached_njit()
 def _hash_seats(keys, n, per_hash, iv, sigma, person, out):  # type: ignore[no-untyped-def]
     """One game's hashes after another, the state in sixteen locals (registers: an array's
     loads and stores were half the time), G on the columns then the diagonals."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from dixit_lab.core.agent import Agent
+from dixit_lab.core.agent import Agent, AgentSpecError
 
 __all__ = ["DEFAULT_TIMEOUT", "TRUSTED", "AgentInfo", "Isolation", "Limits"]
 
@@ -94,7 +94,7 @@ class AgentInfo:
                    person=bool(getattr(agent, "person", False)),
                    predicts=callable(getattr(agent, "predicted_find", None)),
                    needs_card_images=bool(needs()) if callable(needs) else False,
-                   recorder=_name(getattr(agent, "recorder", None)))
+                   recorder=_recorder(type(agent).__name__, getattr(agent, "recorder", None)))
 
     def to_json(self) -> dict[str, object]:
         return {"spec": self.spec, "remote": self.remote, "person": self.person,
@@ -109,7 +109,7 @@ class AgentInfo:
         return cls(spec=data["spec"], remote=data.get("remote") is True,
                    person=data.get("person") is True, predicts=data.get("predicts") is True,
                    needs_card_images=data.get("needs_card_images") is True,
-                   recorder=_name(data.get("recorder")))
+                   recorder=_recorder("the agent", data.get("recorder")))
 
     @property
     def untrusted(self) -> bool:
@@ -117,6 +117,11 @@ class AgentInfo:
         return self.remote or self.person
 
 
-def _name(value: object) -> str | None:
-    """A recorder's name: a short string, else None."""
-    return value if isinstance(value, str) and 0 < len(value) <= 100 else None
+def _recorder(owner: str, value: object) -> str | None:
+    """An agent's ``recorder``: None, or a recorder's name (a string of 1 to 100 characters);
+    anything else is refused, naming ``owner`` (it would play with nothing recorded)."""
+    if value is None or (isinstance(value, str) and 0 < len(value) <= 100):
+        return value
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    raise AgentSpecError(f"{owner}'s recorder is {shown} ({type(value).__name__}): it must be "
+                         f"a recorder's name (a string of 1 to 100 characters) or None")

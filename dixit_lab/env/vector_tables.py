@@ -82,7 +82,7 @@ class Tables:
         self.discard_len[rows] = 0
         self.reshuffles[rows] = 0
         self.display_base[rows] = stream_base(k0, k1, Streams.DISPLAY)[:, 0]
-        if rules.first_storyteller == "seat0":
+        if rules.first_storyteller != "random":  # the env seats player k at seat k
             self.storyteller[rows] = 0
         else:
             first = uniforms(stream_base(k0, k1, Streams.FIRST_STORYTELLER), 0)[:, 0]

@@ -22,7 +22,8 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from dixit_lab.engine.numba_cache import cached_njit
 
 __all__ = ["walk"]
 
@@ -52,7 +53,7 @@ def walk(plans: list[tuple[list[int], list[int], list[tuple[int, int]], list[lis
                  rated, n_names, mu0, sigma0, beta, tau, kappa, 2.0)
 
 
-@njit(cache=True)
+@cached_njit()
 def _walk(pattern: Any, ids: Any, shares: Any, above: Any, sizes: Any, rated: Any,
           n_names: int, mu0: float, sigma0: float, beta: float, tau: float, kappa: float,
           two: float) -> Any:  # pragma: no cover - compiled

@@ -16,8 +16,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, overload
 
+from dixit_lab.bundled import source_checkout
 from dixit_lab.engine.process_life import pool_worker_setup
-from dixit_lab.errors import ConfigError
+from dixit_lab.errors import ConfigError, UserError
 from dixit_lab.plugins.registry import Registry
 from dixit_lab.records.format import part_name
 from dixit_lab.run.tournament import GameSpec, TableSetup, play_chunk
@@ -140,12 +141,20 @@ class Executor(Protocol):
         ...
 
 
-EXECUTORS: Registry[Any] = Registry("dixit_lab.executors", "executor", object)
+EXECUTORS: Registry[Any] = Registry("dixit_lab.executors", "executor", object, source_checkout)
 
 
 def get_executor(name: str) -> Executor:
-    """An instance of the executor registered as ``name``."""
-    return EXECUTORS.get(name)()
+    """An instance of the executor registered as ``name``; one that is unknown, does not
+    import or cannot be made is a :class:`~dixit_lab.errors.UserError` naming it."""
+    cls = EXECUTORS.get(name)
+    try:
+        return cls()  # type: ignore[no-any-return]
+    except UserError:
+        raise
+    except Exception as error:
+        raise UserError(f"executor {name!r} ({cls.__module__}.{cls.__qualname__}) could not "
+                        f"be made: {type(error).__name__}: {error}") from None
 
 
 def executor_names() -> list[str]:

@@ -289,6 +289,11 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
     if config.schedule.kind == "sampled" and pool < size:
         raise ConfigError(f"{source}: schedule.table_size: {size} seats but the players fill "
                           f"only {pool}")
+    if config.schedule.kind == "sampled" and rules.first_storyteller == "first_player":
+        raise ConfigError(f"{source}: rules: first_storyteller: first_player needs the first "
+                          f"player at every table, which a sampled schedule does not promise; "
+                          f"use a rotation or duplicate schedule, or first_storyteller: seat0 "
+                          f"or random")
     try:
         deck = load_deck(config.deck)
         deck.check_playable(size, rules.hand_size_for(size), rules.displayed_cards(size))
@@ -306,7 +311,10 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
         from dixit_lab.engine.seats import seat_info
 
         for index, player in enumerate(config.players):
-            info = seat_info(player.spec(), player.seat_isolation(), config.deck)
+            try:
+                info = seat_info(player.spec(), player.seat_isolation(), config.deck)
+            except AgentSpecError as error:  # e.g. a recorder that is not a name
+                raise ConfigError(f"{source}: players.{index}.agent: {error}") from None
             if info.needs_card_images:
                 raise ConfigError(f"{source}: players.{index}.agent: {player.spec()} "
                                   f"perceives card images, but deck {config.deck!r} has "

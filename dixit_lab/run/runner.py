@@ -26,8 +26,9 @@ import yaml
 from dixit_lab._version import __version__
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.core.agent import make_agent
-from dixit_lab.core.recording import Recording
+from dixit_lab.core.recording import RecorderError, Recording, get_recorder
 from dixit_lab.engine.seats import seat_info
+from dixit_lab.errors import UserError
 from dixit_lab.progress import progress, stage
 from dixit_lab.records.decks import DECK_PLAYED, deck_played
 from dixit_lab.records.files import compressor, find_records, records_name
@@ -264,10 +265,8 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     is played again."""
     if config.sweep:
         raise ConfigError("this config has a sweep: use run_sweep (dixit-lab run does)")
-    if any(seat_info(spec, isolation, config.deck).person for (_, spec), isolation in
-           zip(config.seats(), config.isolation(), strict=True)):
-        raise ConfigError(f"{config.name}: a player is a person (agent: human): play this "
-                          f"config with `dixit-lab play`")
+    _check_players(config)
+    get_executor(executor or config.executor.kind)  # a plugin that does not load: one line
     folder = Path(out) if out is not None else config.results_dir()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"results folder {folder} is a file, not a folder; choose another "
@@ -281,6 +280,23 @@ def run_experiment(config: ExperimentConfig, out: str | Path | None = None, *,
     if write_outputs:
         _check_faults(config, result)
     return result
+
+
+def _check_players(config: ExperimentConfig) -> None:
+    """Refuse, before the results folder is made, a config that ``run`` cannot play: a person
+    at the table (``dixit-lab play`` plays it), or an agent whose recorder cannot be used
+    (its ``recorder`` not a name; a name that is unknown, does not import, is not a recorder
+    or cannot be made), naming the player."""
+    for index, player in enumerate(config.players):
+        try:
+            info = seat_info(player.spec(), player.seat_isolation(), config.deck)
+            if info.recorder is not None:
+                get_recorder(info.recorder)
+        except UserError as error:
+            raise ConfigError(f"{config.name}: players.{index}.agent: {error}") from None
+        if info.person:
+            raise ConfigError(f"{config.name}: a player is a person (agent: human): play "
+                              f"this config with `dixit-lab play`")
 
 
 def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
@@ -348,6 +364,10 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
         except WorkerLost as error:  # the chunks other workers finished may be saved too
             raise WorkerLost(f"{folder}: {error}; at least {saved} of {len(specs)} games are "
                              f"saved: run the same command again to play the rest") from None
+        except RecorderError as error:  # a recorder's session failed: a fault of the run
+            raise RecorderError(f"{error}; {saved} of {len(specs)} games are saved in "
+                                f"{folder}: run the same command again to play the "
+                                f"rest") from None
     wall = time.perf_counter() - start
     if saved != len(specs):
         raise ConfigError(f"{folder}: {len(specs) - saved} games are missing after the "

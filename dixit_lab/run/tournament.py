@@ -65,6 +65,13 @@ class GameSpec:
     seats: tuple[int, ...]
     deal: int
 
+    @property
+    def first_player_seat(self) -> int:
+        """The seat of the config's first player (pool seat 0), who tells first under
+        ``first_storyteller: first_player``; 0 if it is not at this table (a config with that
+        rule and a schedule that leaves it out is refused)."""
+        return self.seats.index(0) if 0 in self.seats else 0
+
 
 @dataclass(frozen=True)
 class TableSetup:
@@ -394,14 +401,15 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = Fals
     metas = [{"game": game.index, "deal": game.deal,
               "players": [setup.names[s] for s in game.seats]} for game in chunk]
     seeds = setup.deal_seeds([game.deal for game in chunk])
+    firsts = [game.first_player_seat for game in chunk]
     batch = text = None
     try:
         if columns:
             text, batch = play_batch_columns(tables, setup.rules, deck, seeds, metas,
-                                             [game.index for game in chunk])
+                                             [game.index for game in chunk], firsts)
             lines = lines_of(text)
         else:
-            lines = play_batch(tables, setup.rules, deck, seeds, metas)
+            lines = play_batch(tables, setup.rules, deck, seeds, metas, firsts)
     except Exception as error:
         raise GameFailed(f"games {chunk[0].index}..{chunk[-1].index} ({engine}): "
                          f"{type(error).__name__}: {error}") from error
@@ -415,17 +423,18 @@ def play_chunk_columns(setup: TableSetup, chunk: list[GameSpec]
     :class:`~dixit_lab.records.batches.GameBatch` too and their lines as one text, each
     line and its newline (else None and None)."""
     if setup.engine != "reference" and chunk and setup.batched():
-        return _play_batched(setup, chunk, columns=True)
+        with recording(setup.recording):
+            return _play_batched(setup, chunk, columns=True)
     return play_chunk(setup, chunk), None, None
 
 
 def play_chunk(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int, str]]:
     """Play the games of ``chunk`` and return (game index, JSON line) pairs, with the batched
     engine when the setup allows it (the records are the same either way), inside the
-    setup's recording."""
-    if setup.engine != "reference" and chunk and setup.batched():
-        return _play_batched(setup, chunk)[0]
+    setup's recording (whichever engine plays)."""
     with recording(setup.recording):
+        if setup.engine != "reference" and chunk and setup.batched():
+            return _play_batched(setup, chunk)[0]
         player = chunk_player(setup.recorders()) if chunk and setup.remote() else None
         if player is not None:  # e.g. model agents: every game of the chunk in flight at once
             return player.play_chunk(setup, chunk)
@@ -442,7 +451,8 @@ def _play_one_by_one(setup: TableSetup, chunk: list[GameSpec]) -> list[tuple[int
         try:
             record = play_game(agents, setup.rules, deck, setup.game_seed(spec.deal),
                                on_illegal=setup.on_illegal,  # type: ignore[arg-type]
-                               meta=meta, players=setup.public_names(spec.seats))
+                               meta=meta, players=setup.public_names(spec.seats),
+                               first_player_seat=spec.first_player_seat)
         except KeyboardInterrupt:
             raise ChunkInterrupted(out) from None  # the games that ended are kept
         except Exception as error:

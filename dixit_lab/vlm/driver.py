@@ -90,7 +90,8 @@ def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPo
         game = GameSteps(tuple(agent.spec for agent in agents), setup.rules, deck,
                          setup.game_seed(spec.deal),
                          on_illegal=setup.on_illegal,  # type: ignore[arg-type]
-                         meta=meta, players=setup.public_names(spec.seats))
+                         meta=meta, players=setup.public_names(spec.seats),
+                         first_player_seat=spec.first_player_seat)
         play_game_steps(agents, game, decisions, stop)
     except _Stopped:
         raise

@@ -71,7 +71,7 @@ def _play(args: argparse.Namespace, config: ExperimentConfig, folder: PlayFolder
         return 0
     table = PlayTable(config, folder)
     served = sock.getsockname()[1]
-    server = serve(play_app(table, loopback_hosts(args.host)))
+    server = serve(play_app(table, loopback_hosts(args.host)), on_stop=table.stop)
     urls = [f"http://{url_host(args.host)}:{served}/play/{human.token}" for human in table.humans]
     for human, url in zip(table.humans, urls, strict=True):
         print(f"{human.name}: {url}")

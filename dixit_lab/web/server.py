@@ -234,10 +234,22 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def serve(app: FastAPI) -> Any:
-    """A uvicorn server for ``app``; ``.run(sockets=[bind(host, port)])`` serves it."""
+def serve(app: FastAPI, on_stop: Callable[[], None] | None = None) -> Any:
+    """A uvicorn server for ``app``; ``.run(sockets=[bind(host, port)])`` serves it.
+
+    ``on_stop`` is called on the server's event loop when it begins to stop (a Ctrl-C, a
+    SIGTERM, ``should_exit``), before it waits for the requests in flight: it must answer the
+    ones that would wait (the play page's long polls), else uvicorn cancels them after its
+    grace period and logs each one's traceback. The signal still reaches the caller once the
+    server has stopped (uvicorn raises it again: a ``KeyboardInterrupt`` for Ctrl-C)."""
     import uvicorn
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            if on_stop is not None:
+                on_stop()
+            await super().shutdown(sockets)
 
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
                             access_log=False)
-    return uvicorn.Server(config)
+    return Server(config)

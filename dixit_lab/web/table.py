@@ -198,7 +198,8 @@ class PlayTable:
         players = tuple(self.public[player] for player in spec.seats)
         steps = GameSteps(names, self.rules, self.deck,
                           deal_seed(self.config.seed, spec.deal, self.folder.secret),
-                          on_illegal=self.config.on_illegal, meta=meta, players=players)
+                          on_illegal=self.config.on_illegal, meta=meta, players=players,
+                          first_player_seat=spec.first_player_seat)
         with self.cond:
             self.game, self.players, self.history = spec, players, []
             self.round, self.storyteller, self.waiting = 0, None, set()

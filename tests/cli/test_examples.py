@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from dixit_lab.bundled import example_names, example_path
+from dixit_lab.cli.examples import config_argument
 from dixit_lab.cli.main import main
+from dixit_lab.run.experiment import load_config
 
 
 def test_examples_lists_every_packaged_config_with_what_it_is(capsys) -> None:
@@ -54,9 +58,46 @@ def test_the_quickstart_runs_by_name_from_an_empty_folder(tmp_path, capsys, monk
     assert (Path("results") / "quickstart" / "report.md").is_file()
 
 
-def test_a_file_in_the_working_folder_wins_over_the_example(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("local", ["quickstart.yaml", "quickstart.yml", "quickstart"])
+@pytest.mark.parametrize("command", ["run", "tune"])
+def test_a_name_that_is_both_an_example_and_a_file_here_is_refused(tmp_path, capsys,
+                                                                   monkeypatch, local,
+                                                                   command):
+    """Before: ``run quickstart`` beside an edited quickstart.yaml ran the packaged example
+    without a word (and a file named ``quickstart`` silently won over it)."""
     monkeypatch.chdir(tmp_path)
-    Path("quickstart").write_text("name: mine\nplayers: [random, random, random]\ngames: 2\n"
-                                  "executor: {kind: local}\n")
-    assert main(["run", "quickstart", "--quiet"]) == 0
+    Path(local).write_text("name: mine\nplayers: [random, random, random]\ngames: 2\n"
+                           "executor: {kind: local}\n")
+    assert main([command, "quickstart"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert (f"'quickstart' names both the file {local} here and the packaged example "
+            f"quickstart: run `dixit-lab {command} ./{local}` for the file, or "
+            f"`dixit-lab {command} {example_path('quickstart')}` for the example") in err
+    assert not Path("results").exists()
+
+
+def test_each_of_the_two_runs_by_the_command_the_refusal_gives(tmp_path, capsys,
+                                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("quickstart.yaml").write_text("name: mine\nplayers: [random, random, random]\n"
+                                       "games: 2\nexecutor: {kind: local}\n")
+    assert main(["run", "./quickstart.yaml", "--quiet"]) == 0
     assert "mine: 2 games" in capsys.readouterr().out
+    example = str(example_path("quickstart"))  # the packaged file, by its path
+    assert config_argument(example, "run") == example
+    assert load_config(example).name == "quickstart"
+
+
+def test_a_name_that_is_no_example_is_a_file_here_or_says_what_is(tmp_path, capsys,
+                                                                  monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("mine").write_text("name: mine\nplayers: [random, random, random]\ngames: 2\n"
+                            "executor: {kind: local}\n")
+    assert main(["run", "mine", "--quiet"]) == 0  # a file without a suffix, as given
+    assert "mine: 2 games" in capsys.readouterr().out
+    Path("other.yaml").write_text("name: other\n")
+    assert main(["run", "other"]) == 2
+    err = capsys.readouterr().err
+    assert f"no config file 'other' in {tmp_path} (there is other.yaml), and no packaged " \
+           f"example 'other'" in err

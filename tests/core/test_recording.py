@@ -16,6 +16,7 @@ from dixit_lab.core.agent import get_agent_class, make_agent, register_agent
 from dixit_lab.core.recording import (
     RECORDERS,
     Recorder,
+    RecorderError,
     Recording,
     chunk_player,
     get_recorder,
@@ -24,6 +25,7 @@ from dixit_lab.core.recording import (
 )
 from dixit_lab.core.rules import get_rules
 from dixit_lab.engine.trust import AgentInfo
+from dixit_lab.errors import UserError
 from dixit_lab.run.executors import chunked, run_chunks
 from dixit_lab.run.tournament import TableSetup, play_chunk, schedule_games
 from dixit_lab_agents.random_agent import RandomAgent
@@ -71,7 +73,21 @@ def test_the_built_in_agents_name_the_built_in_recorders():
     info = AgentInfo.of(make_agent("human"))
     assert info.recorder == "decisions" and info.person and not info.remote
     assert AgentInfo.from_json(info.to_json()) == info  # as an isolated child tells it
-    assert AgentInfo.from_json({**info.to_json(), "recorder": 7}).recorder is None
+    for bad in (7, "", "x" * 101, ["decisions"]):  # it would play with nothing recorded
+        with pytest.raises(ValueError, match="the agent's recorder is .* it must be a "
+                                             "recorder's name"):
+            AgentInfo.from_json({**info.to_json(), "recorder": bad})
+
+
+def test_an_agent_class_whose_recorder_is_not_a_name_is_refused():
+    class Numbered(RandomAgent):
+        recorder: ClassVar = 7  # type: ignore[assignment]
+
+    with pytest.raises(UserError, match=r"^Numbered's recorder is 7 \(int\): it must be a "
+                                        r"recorder's name"):
+        numbered = Numbered()
+        numbered.spec = "numbered"
+        AgentInfo.of(numbered)
 
 
 def test_a_recording_opens_each_named_recorder_once_and_closes_it(tmp_path):
@@ -85,8 +101,71 @@ def test_a_recording_opens_each_named_recorder_once_and_closes_it(tmp_path):
         assert _opened == []
     with pytest.raises(ValueError, match="record mode must be one of"):
         Recording.of(tmp_path, ["test-probe"], "sometimes")
-    with pytest.raises(KeyError, match="unknown recorder 'nope'"):
+    with pytest.raises(UserError, match="unknown recorder 'nope'"):
         get_recorder("nope")
+
+
+@RECORDERS.register("test-fails")
+class FailingRecorder(Recorder):
+    """Its session fails where ``failing`` says: "call", "open", "close" or "user"."""
+
+    failing = ""
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[None]:
+        if self.failing == "open":
+            raise OSError("the store is locked")
+        yield
+        if self.failing == "close":
+            raise RuntimeError("the store would not close")
+        if self.failing == "user":
+            raise UserError("exchanges/0.jsonl: No space left on device")
+
+    def session(self, folder: Path, mode: Any, budget: Any
+                ) -> contextlib.AbstractContextManager[None]:
+        if self.failing == "call":
+            raise ValueError("no session for this folder")
+        return self._session()
+
+
+@pytest.mark.parametrize(("where", "message"), [
+    ("call", "recorder 'test-fails' could not open its session in {}: ValueError: no "
+             "session for this folder"),
+    ("open", "recorder 'test-fails' could not open its session in {}: OSError: the store "
+             "is locked"),
+    ("close", "recorder 'test-fails' failed as its session closed in {}: RuntimeError: the "
+              "store would not close"),
+])
+def test_a_session_that_fails_is_a_recorder_error_naming_it(tmp_path, monkeypatch, where,
+                                                            message):
+    monkeypatch.setattr(FailingRecorder, "failing", where)
+    with pytest.raises(RecorderError) as raised, recording(Recording.of(tmp_path,
+                                                                        ["test-fails"])):
+        pass
+    assert str(raised.value) == message.format(tmp_path)
+
+
+def test_what_a_session_does_not_cause_passes_through_it(tmp_path, monkeypatch):
+    plan = Recording.of(tmp_path, ["test-fails", "test-probe"])
+    with pytest.raises(KeyError, match="the game's own"), recording(plan):
+        raise KeyError("the game's own")  # not the recorder's fault: not renamed
+    monkeypatch.setattr(FailingRecorder, "failing", "user")
+    with pytest.raises(UserError) as raised, recording(plan):
+        pass
+    assert not isinstance(raised.value, RecorderError)  # already one line naming its file
+    assert _opened == []  # the probe closed all the same
+
+
+def test_a_recorder_that_cannot_be_made_is_named(monkeypatch):
+    class Unmakeable(Recorder):
+        def __init__(self) -> None:
+            raise RuntimeError("no store")
+
+    monkeypatch.setitem(RECORDERS._classes, "test-unmakeable", Unmakeable)
+    get_recorder.cache_clear()
+    with pytest.raises(RecorderError, match=r"recorder 'test-unmakeable' \(.*Unmakeable\) "
+                                            r"could not be made: RuntimeError: no store"):
+        get_recorder("test-unmakeable")
 
 
 def test_chunk_player_is_a_recorder_that_plays_chunks():

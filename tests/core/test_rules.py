@@ -139,7 +139,8 @@ def test_dixitworld_preset():
     assert (rules.min_players, rules.max_players, rules.hand_size_for(4)) == (4, 4, 4)
     assert (rules.fixed_hands, rules.max_rounds, rules.target_score) == (True, 12, None)
     assert (rules.all_found_points, rules.vote_bonus_cap) == (3, 1)
-    assert rules.first_storyteller == "seat0"
+    # P1 tells first in both phases (storyteller_index over the same agents, docs/vlm.md)
+    assert rules.first_storyteller == "first_player"
     with pytest.raises(ValueError, match="allows 4 to 4 players"):
         rules.check_players(5)
 

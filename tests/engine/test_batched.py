@@ -201,3 +201,22 @@ def test_a_batched_run_says_so_in_its_report(tmp_path):
     run_experiment(parse_config(config), tmp_path, show_progress=False)
     assert "**Engine:** batched: every agent has a batched policy" in (
         tmp_path / "report.md").read_text()
+
+
+def test_the_first_player_tells_first_wherever_it_sits():
+    """``first_storyteller="first_player"``: round 1's storyteller is the seat the engines are
+    told holds the config's first player (``batch_differences`` rotates it round the table),
+    in both engines alike."""
+    from dixit_lab.core.seeding import game_seed
+    from dixit_lab.engine.batched import play_batch
+    from dixit_lab.records.format import GameRecord
+
+    compare(["pragmatic", "softmax", "random", "literal"], "classic", 8,
+            first_storyteller="first_player")
+    rules, deck = get_rules("dixitworld"), load_deck("dreams")
+    agent = make_agent("random")
+    lines = play_batch([[agent] * 4] * 4, rules, deck, [game_seed(3, g) for g in range(4)],
+                       first_player_seats=[0, 3, 2, 1])
+    tellers = [[rnd.storyteller for rnd in GameRecord.from_json(line).rounds[:4]]
+               for line in lines]
+    assert tellers == [[0, 1, 2, 3], [3, 0, 1, 2], [2, 3, 0, 1], [1, 2, 3, 0]]

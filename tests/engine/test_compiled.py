@@ -55,6 +55,7 @@ def test_the_model_storytellers_tables_round_by_round(spec):
 @pytest.mark.parametrize("overrides", [{"deck_exhausted": "end_when_cannot_refill"},
                                        {"deck_exhausted": "reshuffle_discard"},
                                        {"first_storyteller": "random"},
+                                       {"first_storyteller": "first_player"},
                                        {"target_score": 12}, {"fixed_hands": True}])
 def test_rule_options(overrides):
     compare(["random", "literal", "softmax", "random"], "classic", 30, **overrides)

@@ -138,7 +138,7 @@ def test_hands_are_full_every_round(preset, n):
 
 def test_fixed_hands_play_every_round_from_the_dealt_hands():
     """DixitWorld's arena: the cards played go back, nobody draws, the game lasts max_rounds
-    rounds (12) with the storyteller going round from seat 0."""
+    rounds (12) with the storyteller going round from the first player (P1: seat 0 here)."""
     rules = get_rules("dixitworld")
     agents = [Spy() for _ in range(4)]
     record = play_game(agents, rules, DECK, 21)
@@ -279,6 +279,20 @@ def test_random_first_storyteller_is_seeded():
     first = record.rounds[0].storyteller
     assert [r.storyteller for r in record.rounds] == [(first + i) % 4
                                                       for i in range(len(record.rounds))]
+
+
+def test_the_first_player_tells_first_from_the_seat_it_is_given():
+    """``first_storyteller="first_player"``: round 1's storyteller is ``first_player_seat``
+    (the seat a schedule put the config's first player in), then to the left."""
+    rules = get_rules("classic", first_storyteller="first_player")
+    for seat in range(4):
+        record = play_game(randoms(4), rules, DECK, 3, first_player_seat=seat)
+        assert [r.storyteller for r in record.rounds] == [(seat + i) % 4
+                                                          for i in range(len(record.rounds))]
+    seat0 = play_game(randoms(4), get_rules("classic"), DECK, 3, first_player_seat=2)
+    assert seat0.rounds[0].storyteller == 0  # seat0 ignores it
+    with pytest.raises(ValueError, match="first_player_seat 4 of a table of 4"):
+        play_game(randoms(4), rules, DECK, 3, first_player_seat=4)
 
 
 def test_display_is_shuffled():

@@ -58,6 +58,9 @@ def test_shipped_configs_are_valid():
         ({"players": [{"agent": "literal", "count": 7}]}, "allows 3 to 6 players, got 7"),
         ({"schedule": {"kind": "swiss"}}, "schedule.kind: Input should be 'rotation'"),
         ({"schedule": {"kind": "rotation", "table_size": 3}}, "seats the whole pool"),
+        ({"schedule": {"kind": "sampled", "table_size": 3},
+          "rules": {"preset": "classic", "options": {"first_storyteller": "first_player"}}},
+         "rules: first_storyteller: first_player needs the first player at every table"),
         ({"deck": "tarot"}, "deck: unknown deck 'tarot'"),
         ({"executor": {"kind": "cluster"}}, "executor.kind"),
         ({"max_fault_share": -0.1}, "my.yaml: max_fault_share: Input should be greater than or "

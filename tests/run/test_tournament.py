@@ -62,6 +62,28 @@ def test_results_do_not_depend_on_chunking_or_workers():
     assert len(one) == 24
 
 
+def test_the_first_player_tells_first_wherever_the_schedule_seats_it():
+    """Under ``first_storyteller: first_player`` every game's first storyteller is the seat of
+    pool seat 0 (the config's first player), on the reference and the batched engine alike: in
+    a duplicate schedule's third game (DixitWorld's second phase: the hands reversed) it sits
+    at seat 2 and tells first."""
+    from dixit_lab.records.format import GameRecord
+
+    specs = schedule_games("duplicate", 4, 4, 4, seed=9)
+    assert [spec.first_player_seat for spec in specs] == [0, 3, 2, 1]
+    lines = {}
+    for engine in ("reference", "batched"):
+        setup = TableSetup(seed=9, rules=get_rules("dixitworld"), deck="dreams",
+                           names=("a", "b", "c", "d"), specs=("random",) * 4,
+                           on_illegal="raise", engine=engine)
+        lines[engine] = dict(play_chunk(setup, specs))
+        for spec in specs:
+            record = GameRecord.from_json(lines[engine][spec.index])
+            first = record.rounds[0].storyteller
+            assert record.meta["players"][first] == "a" and first == spec.first_player_seat
+    assert lines["reference"] == lines["batched"]
+
+
 def test_a_failing_game_is_named():
     setup = TableSetup(seed=9, rules=get_rules("classic"), deck="numbered-84",
                        names=("a", "b", "c", "d"), specs=("literal",) * 4, on_illegal="raise",

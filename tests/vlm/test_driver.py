@@ -195,7 +195,8 @@ def test_an_isolated_player_sits_at_a_model_table(tmp_path):
 def test_the_dixitworld_arena_config_plays_against_the_stub_and_replays_offline(tmp_path):
     """experiments/dixitworld_arena.yaml as shipped, its models replaced by the stub: 4 games
     of 12 rounds from 4-card hands kept all game, the prompts saying DixitWorld's scoring, and
-    game 2 is DixitWorld's second phase (the same deal, the hands reversed)."""
+    game 2 is DixitWorld's second phase (the same deal, the hands reversed), in which P1
+    (qwen_1, model A) tells first, holding P3's hand, as in every game."""
     from pathlib import Path
 
     import yaml
@@ -225,6 +226,12 @@ def test_the_dixitworld_arena_config_plays_against_the_stub_and_replays_offline(
     first = {rnd.storyteller: rnd.storyteller_hand for rnd in records[0].rounds}
     reversed_ = {rnd.storyteller: rnd.storyteller_hand for rnd in records[2].rounds}
     assert first == reversed_  # the seats' hands are dealt alike; the players moved by two
+    for record in records:  # DixitWorld's storyteller_index: P1, P2, P3, P4 in turn
+        assert record.rule_options["first_storyteller"] == "first_player"
+        assert [record.meta["players"][rnd.storyteller] for rnd in record.rounds] == [
+            *qwen, *gemma] * 3
+    dealt = {records[0].meta["players"][seat]: hand for seat, hand in first.items()}
+    assert records[2].rounds[0].storyteller_hand == dealt["gemma_1"]  # P1 holds P3's hand
     entries = [json.loads(line) for segment in (folder / "exchanges").glob("*.jsonl")
                for line in segment.read_text(encoding="utf-8").splitlines()]
     systems = {entry["request"]["messages"][0]["content"] for entry in entries
@@ -237,8 +244,9 @@ def test_the_dixitworld_arena_config_plays_against_the_stub_and_replays_offline(
 
 def test_the_dixitworld_arena_as_run_config_plays_as_dixitworlds_code_runs(tmp_path):
     """experiments/dixitworld_arena_as_run.yaml against the stub: every game a fresh deal (a
-    DixitWorld phase 2 is dealt again), no bonus, and a model that votes for its own card
-    (it is not told which is its own) has that vote taken as a miss, not a fault."""
+    DixitWorld phase 2 is dealt again), P1 (qwen_1) telling first in every game, no bonus, and
+    a model that votes for its own card (it is not told which is its own) has that vote taken
+    as a miss, not a fault."""
     import json
     from pathlib import Path
 
@@ -262,6 +270,8 @@ def test_the_dixitworld_arena_as_run_config_plays_as_dixitworlds_code_runs(tmp_p
     own_votes = 0
     for record in records:
         assert record.rules == "dixitworld_as_run" and len(record.rounds) == 12
+        assert [record.meta["players"][rnd.storyteller] for rnd in record.rounds] == [
+            "qwen_1", "qwen_2", "gemma_1", "gemma_2"] * 3  # as DixitWorld's, whatever the seat
         assert record.rule_options["own_card_votes"] is True
         assert record.rule_options["vote_bonus_points"] == 0
         for rnd in record.rounds:

@@ -4,9 +4,12 @@ runs, and one-line errors for a user's mistakes."""
 from __future__ import annotations
 
 import re
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 import yaml
@@ -71,3 +74,64 @@ def test_play_and_view_errors_are_one_line(tmp_path, capsys):
         assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
     finally:
         busy.close()
+
+
+def _start_play(tmp_path, games):
+    data = config_data([{"name": "you", "agent": "human"}, {"name": "a", "agent": "random"},
+                        {"name": "b", "agent": "random"}], games=games, max_rounds=2)
+    config, out = write_config(tmp_path, data), tmp_path / "results"
+    process = subprocess.Popen([sys.executable, "-m", "dixit_lab.cli", "play", str(config),
+                                "--no-browser", "--port", "0", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    match = re.fullmatch(r"you: (http://127\.0\.0\.1:\d+)/play/([\w-]{32})\n", line)
+    assert match, (line, process.stderr.read() if process.poll() is not None else "")
+    return process, out, *match.groups()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_with_a_page_waiting_stops_play_in_one_line_and_keeps_the_games(tmp_path,
+                                                                                  stop):
+    """Ctrl-C (or a SIGTERM) while a page holds a long poll open: the poll is answered, the
+    server stops at once, one line says what is saved and how to go on, exit 130; the finished
+    game is kept and the same command plays the rest."""
+    process, out, base, token = _start_play(tmp_path, games=2)
+    held: list[int] = []
+    try:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            view = client.get(f"/api/play/{token}").json()
+            # on to the second game, until the table waits for this person alone
+            while not (view["finished"] and view["phase"] not in ("wait", "over")
+                       and not view["waiting_for"]):
+                wait = view["phase"] == "wait" or (view["finished"] and view["waiting_for"])
+                view = (client.get(f"/api/play/{token}", params={"after": view["version"]})
+                        if wait else
+                        client.post(f"/api/play/{token}", json=legal_move(view))).json()
+
+        def hold() -> None:  # the page's long poll: the table waits for this person
+            with httpx.Client(base_url=base, timeout=30) as page:
+                held.append(page.get(f"/api/play/{token}",
+                                     params={"after": view["version"]}).status_code)
+
+        poll = threading.Thread(target=hold)
+        poll.start()
+        time.sleep(0.5)
+        assert not held, "the long poll did not wait"
+        started = time.monotonic()
+        process.send_signal(stop)
+        _, stderr = process.communicate(timeout=30)
+        stopped_in = time.monotonic() - started
+        poll.join(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert stderr == (f"stopped: 1 of 2 game(s) are saved in {out}; the same command plays "
+                      f"the rest\n"), stderr
+    assert held == [200] and stopped_in < 2.0, (held, stopped_in)
+    assert len(list(read_jsonl(out / "games.jsonl"))) == 1
+    process, _, _, _ = _start_play(tmp_path, games=2)  # the same command: the game left
+    try:
+        assert process.stdout.readline().startswith(f"1 game(s) to play; results go to {out}.")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
