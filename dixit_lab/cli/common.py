@@ -4,14 +4,15 @@ the agent table they print."""
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from dixit_lab.errors import UserError
 
-__all__ = ["at_least", "check_output_file", "non_negative", "positive", "print_agents",
-           "seconds_since_start", "share"]
+__all__ = ["at_least", "check_output_file", "non_negative", "open_share", "positive",
+           "positive_number", "print_agents", "seconds_since_start", "share"]
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -26,6 +27,23 @@ def at_least(minimum: int) -> Callable[[str], int]:
 
 
 positive, non_negative = at_least(1), at_least(0)
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a finite number above 0."""
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    return value
+
+
+def open_share(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
+    value = float(text)
+    if not 0 < value < 1:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 (both "
+                                         f"excluded), got {text}")
+    return value
 
 
 def share(text: str) -> float:

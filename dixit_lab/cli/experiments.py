@@ -12,8 +12,8 @@ from dixit_lab.cli.common import positive, print_agents, seconds_since_start
 from dixit_lab.cli.examples import config_argument
 from dixit_lab.errors import UserError
 from dixit_lab.records.files import RECORD_FORMATS
+from dixit_lab.records.sweeps import sweep_points
 from dixit_lab.run.executors import executor_names
-from dixit_lab.run.sweep_folder import sweep_points
 
 __all__ = ["add_commands"]
 
@@ -95,18 +95,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from dixit_lab.report.outputs import write_tables
+    from dixit_lab.records.integrity import FolderLock
+    from dixit_lab.report.outputs import REPORT_AGAIN, write_tables
     from dixit_lab.report.sweep import write_sweep_report
 
     folder = Path(args.folder)
+    if not folder.is_dir():
+        raise UserError(f"{folder} is not a folder: give a results folder")
     points = sweep_points(folder)
-    if points is not None:
-        for point in points:
-            write_tables(point.folder)
-        path = write_sweep_report(folder)
-    else:
-        write_tables(folder)
-        path = folder / "report.md"
+    with FolderLock(folder, "report", REPORT_AGAIN):  # one writer a folder
+        if points is not None:
+            for point in points:
+                with FolderLock(point.folder, "report", REPORT_AGAIN):
+                    write_tables(point.folder)
+            path = write_sweep_report(folder)
+        else:
+            write_tables(folder)
+            path = folder / "report.md"
     print(f"wrote {path}")
     return 0
 

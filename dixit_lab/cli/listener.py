@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dixit_lab.cli.common import check_output_file
+from dixit_lab.cli.common import check_output_file, open_share, positive_number
 from dixit_lab.errors import UserError
 
 __all__ = ["add_commands"]
@@ -59,18 +59,18 @@ def add_commands(sub: Any) -> None:
                          help="fit the calibrated agent's listener model on logged games")
     fit.add_argument("results", nargs="*", help="results folders or games.jsonl files")
     fit.add_argument("--config", help="a training config: play its games, then fit on them")
-    fit.add_argument("--holdout", type=float, default=0.2,
+    fit.add_argument("--holdout", type=open_share, default=0.2,
                      help="share of deals held out, with all their games, to evaluate the "
                           "fit (default 0.2)")
     fit.add_argument("--plot", help="write a held-out reliability diagram (PNG) here")
     fit.add_argument("--out", required=True, help="where to write the model (JSON)")
     fit.add_argument("--embedder", default="conse", help="the space the features come from")
     fit.add_argument("--clues", default="default", help="the clue bank the games used")
-    fit.add_argument("--temperature", type=float, default=0.05,
+    fit.add_argument("--temperature", type=positive_number, default=0.05,
                      help="temperature of the analytic model used as a feature")
     fit.add_argument("--listener", action="append",
                      help="learn from the votes of this player name, agent spec or agent "
                           "name only (repeatable; default: every listener)")
-    fit.add_argument("--regularization", type=float, default=1.0,
+    fit.add_argument("--regularization", type=positive_number, default=1.0,
                      help="inverse L2 strength of the logistic regression (C)")
     fit.set_defaults(func=cmd_fit_listener)

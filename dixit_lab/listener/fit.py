@@ -19,6 +19,7 @@ Features of a pair (card ``c`` of the hand ``H``, clue ``k``):
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,6 +197,7 @@ def _records(paths: Iterable[str | Path]) -> Iterable[tuple[GameRecord, Deck]]:
     name."""
     from dixit_lab.records.decks import folder_deck
 
+    found: dict[Path, tuple[Path, Path]] = {}  # each games file once, and where it was found
     for entry in paths:
         path = Path(entry)
         files = sorted([*path.rglob("games.jsonl"), *path.rglob("games.jsonl.zst")]) \
@@ -203,15 +205,19 @@ def _records(paths: Iterable[str | Path]) -> Iterable[tuple[GameRecord, Deck]]:
         if not files:
             raise FileNotFoundError(f"{path}: no games.jsonl(.zst) found")
         for file in files:
-            deck = folder_deck(file.parent) if (file.parent / "config.yaml").is_file() \
-                else None
-            for number, record in enumerate(read_jsonl(file), start=1):
-                game_deck = deck or load_deck(record.deck)
-                if record.deck != game_deck.name:
-                    raise ConfigError(f"{file}, line {number}: game of deck {record.deck!r}, "
-                                      f"but {file.parent / 'config.yaml'} records the deck "
-                                      f"{game_deck.name!r}")
-                yield record, game_deck
+            _, first = found.setdefault(file.resolve(), (file, path))
+            if first is not path:  # its games would count twice
+                raise ConfigError(f"{file} is given twice (under {first} and under {path}): "
+                                  f"give each results folder once")
+    for file, _ in found.values():
+        deck = folder_deck(file.parent) if (file.parent / "config.yaml").is_file() else None
+        for number, record in enumerate(read_jsonl(file), start=1):
+            game_deck = deck or load_deck(record.deck)
+            if record.deck != game_deck.name:
+                raise ConfigError(f"{file}, line {number}: game of deck {record.deck!r}, "
+                                  f"but {file.parent / 'config.yaml'} records the deck "
+                                  f"{game_deck.name!r}")
+            yield record, game_deck
 
 
 def deal_key(record: GameRecord) -> tuple[int, ...]:
@@ -291,6 +297,11 @@ def fit_listener(paths: Sequence[str | Path], *, embedder: str = "conse",
 
     from dixit_lab.embeddings import make_embedder
     from dixit_lab.listener.fit_eval import holdout_mask, reliability_table, scores
+
+    for name, value in (("temperature", temperature), ("regularization", regularization)):
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"fit-listener: {name} must be a finite number above 0, got "
+                              f"{value}")
 
     groups: list[tuple[int, int, tuple[int, ...]]] = []
     x, y, analytic, skipped = training_rows(_records(paths), embedder, clue_bank, temperature,

@@ -38,15 +38,23 @@ LOCK_NAME = ".lock"
 
 
 class FolderLock:
-    """An exclusive lock on a results folder for one run (a POSIX lock, ``fcntl.lockf``, on
-    ``.lock``: the system releases it when the process dies, so a killed run leaves no stale
-    lock, and forked workers do not inherit it). A second run into the same folder gets a
-    one-line :class:`ConfigError`. While the lock is held the folder is mode 0700 (only the
-    engine's user may read what is being written: the games, the deal secret, a model's
-    exchanges); its mode is restored when the run ends."""
+    """An exclusive lock on a results folder for one command that writes it (a POSIX lock,
+    ``fcntl.lockf``, on ``.lock``: the system releases it when the process dies, so a killed
+    command leaves no stale lock, and forked workers do not inherit it): ``run``, ``play``,
+    ``report`` and ``tune`` take it. A second one on the same folder gets a one-line
+    :class:`ConfigError` naming the holder (``what`` it is, its process) and ``advice``.
 
-    def __init__(self, folder: Path) -> None:
+    While the lock is held the folder is mode 0700 (only the engine's user may read what is
+    being written: the games, the deal secret, a model's exchanges); its mode is restored when
+    the lock is released. The lock file records the mode to restore before the folder is
+    made private, so after a kill (which leaves the folder 0700 and the file behind) the next
+    holder restores the mode the folder had before, not 0700."""
+
+    def __init__(self, folder: Path, what: str = "run",
+                 advice: str = "wait for it to finish or choose another --out") -> None:
         self.path = folder / LOCK_NAME
+        self.what = what
+        self.advice = advice
         self._fd: int | None = None
         self._mode: int | None = None
 
@@ -58,11 +66,10 @@ class FolderLock:
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                owner = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+                owner, what, _ = _lock_lines(os.read(fd, 256))
                 os.close(fd)
-                raise ConfigError(f"{self.path.parent} is in use by another run (process "
-                                  f"{owner}); wait for it to finish or choose another "
-                                  f"--out") from None
+                raise ConfigError(f"{self.path.parent} is in use by another {what} (process "
+                                  f"{owner}); {self.advice}") from None
             try:  # the holder before us may have removed the file: lock the one in place
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:
@@ -70,15 +77,20 @@ class FolderLock:
             if same:
                 break
             os.close(fd)
+        folder = self.path.parent
         try:
+            _, _, recorded = _lock_lines(os.read(fd, 256))  # a killed holder's
+            mode = folder.stat().st_mode & 0o7777
+            if recorded is not None and mode == 0o700:  # as that holder left it
+                mode = recorded
+            os.lseek(fd, 0, os.SEEK_SET)
             os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+            os.write(fd, f"{os.getpid()}\n{self.what}\n{mode:04o}\n".encode("ascii"))
         except OSError as error:  # a full disk: the lock file named
             os.close(fd)
             raise OSError(error.errno, error.strerror, str(self.path)) from None
         self._fd = fd
-        folder = self.path.parent
-        self._mode = folder.stat().st_mode & 0o7777
+        self._mode = mode
         folder.chmod(0o700)
         return self
 
@@ -89,9 +101,20 @@ class FolderLock:
         if self._mode is not None:
             with contextlib.suppress(OSError):
                 self.path.parent.chmod(self._mode)
-        self.path.unlink(missing_ok=True)  # still held: no other run has it
+        self.path.unlink(missing_ok=True)  # still held: no other command has it
         os.close(self._fd)
         self._fd = None
+
+
+def _lock_lines(content: bytes) -> tuple[str, str, int | None]:
+    """The holder's process, what it is and the folder's mode to restore, from a lock file
+    (``?``, ``run`` and None where they are missing: an older or half-written file)."""
+    lines = content.decode("ascii", "replace").split("\n")
+    owner = lines[0].strip() or "?"
+    what = lines[1].strip() if len(lines) > 1 and lines[1].strip() else "run"
+    mode = lines[2].strip() if len(lines) > 2 else ""
+    valid = len(mode) == 4 and all(c in "01234567" for c in mode)
+    return owner, what, int(mode, 8) if valid else None
 
 
 def _meta_tail(spec: GameSpec, names: tuple[str, ...]) -> str:

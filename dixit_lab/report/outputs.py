@@ -18,21 +18,26 @@ from typing import Any
 
 import yaml
 
-from dixit_lab.atomic import atomic_write_text
+from dixit_lab.atomic import atomic_write_text, folder_staging, replace_folder
 from dixit_lab.errors import ConfigError
 from dixit_lab.progress import stage
 from dixit_lab.records.files import find_records
 from dixit_lab.stats.game_stats import GameStats, batch_stats
 from dixit_lab.stats.round_table import ROUNDS_DATASET
 
-__all__ = ["OUTPUT_FILES", "prepare_outputs", "rebuild_stats", "write_tables"]
+__all__ = ["OUTPUT_FILES", "REPORT_AGAIN", "prepare_outputs", "rebuild_stats", "write_tables",
+           "write_timing"]
 
 #: what :func:`write_tables` writes in a results folder (files, and the ``rounds.parquet``
-#: dataset and its staging folder): what ``dixit-lab run --restart`` discards with the games
+#: dataset and its staging folders): what ``dixit-lab run --restart`` discards with the games
 OUTPUT_FILES = ("agents.csv", "find_calibration.csv", "ratings.csv", "rating_pairs.csv",
                 "summary.json", "report.md", ROUNDS_DATASET, f".{ROUNDS_DATASET}.new",
-                "plots/points_per_game.png", "plots/storyteller_outcomes.png",
-                "plots/ratings.png", "plots/find_calibration.png")
+                f".{ROUNDS_DATASET}.old", "plots/points_per_game.png",
+                "plots/storyteller_outcomes.png", "plots/ratings.png",
+                "plots/find_calibration.png")
+
+#: what ``report`` tells its user when another command holds the folder's lock
+REPORT_AGAIN = "wait for it to finish, then run `dixit-lab report` again"
 
 
 def _seed(folder: Path) -> int:
@@ -90,16 +95,10 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     from dixit_lab.records.decks import folder_decks
     from dixit_lab.records.manifest import check_game_count
     from dixit_lab.stats.find_rates import PredictionCache, predicted_finds
-    from dixit_lab.stats.round_table import (
-        part_stem,
-        replace_dataset,
-        write_round_table,
-    )
+    from dixit_lab.stats.round_table import part_stem, write_round_table
 
     decks = folder_decks(folder)  # the deck played, refused in one line if changed since
-    staging = folder / f".{ROUNDS_DATASET}.new"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
+    staging = folder_staging(folder / ROUNDS_DATASET)
     stats = GameStats()
     cache = PredictionCache(_untrusted_specs(folder))
     try:
@@ -114,7 +113,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    replace_dataset(staging, folder / ROUNDS_DATASET)
+    replace_folder(staging, folder / ROUNDS_DATASET)
     return stats
 
 
@@ -173,17 +172,8 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
                                       replicates=replicates)
             atomic_write_text(folder / "rating_pairs.csv", pairs.to_csv(index=False))
 
-    summary: dict[str, Any] = {}
     old = folder / "summary.json"
-    if old.is_file():
-        try:
-            summary = json.loads(old.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ConfigError(f"{old}: not a JSON summary ({error}); delete it and run "
-                             f"`dixit-lab report` again") from None
-        if not isinstance(summary, dict):
-            raise ConfigError(f"{old}: not a JSON summary (a {type(summary).__name__}); "
-                             f"delete it and run `dixit-lab report` again")
+    summary = _summary(old)
     summary.update(summary_dict(stats))
     if summary["unperceived_clues"]:  # said where the run is watched, not only in the report
         import sys
@@ -192,14 +182,42 @@ def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
               f"agent (outside its clue bank, with no text model here to embed them): see "
               f"report.md and the unperceived_clues column of agents.csv", file=sys.stderr)
     if run is not None and run.played:  # a rerun that played nothing keeps the old timing
-        summary.update({
-            "wall_seconds": round(run.wall_seconds, 3),
-            "games_played_this_run": run.played,
-            "games_per_second": round(run.games_per_second, 1),
-            "workers": run.workers,
-        })
-    buffer = io.StringIO()
-    json.dump(summary, buffer, indent=2, sort_keys=True, default=str)
-    atomic_write_text(old, buffer.getvalue() + "\n")
+        summary.update(_timing(run))
+    _write_summary(old, summary)
     with stage("report.md and plots", show_progress):
         write_report(folder)
+
+
+def write_timing(folder: Path, run: Any) -> None:
+    """Record the timing of ``run`` (a :class:`~dixit_lab.run.runner.RunResult` that played
+    games) in ``folder``'s summary.json as soon as its games are saved, before the tables: a
+    command killed while they are written (or whose tables fail) leaves it for the rerun that
+    plays nothing and writes them."""
+    path = folder / "summary.json"
+    _write_summary(path, {**_summary(path), **_timing(run)})
+
+
+def _timing(run: Any) -> dict[str, Any]:
+    return {"wall_seconds": round(run.wall_seconds, 3), "games_played_this_run": run.played,
+            "games_per_second": round(run.games_per_second, 1), "workers": run.workers}
+
+
+def _summary(path: Path) -> dict[str, Any]:
+    """An earlier summary.json (empty if there is none), refused in one line if damaged."""
+    if not path.is_file():
+        return {}
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConfigError(f"{path}: not a JSON summary ({error}); delete it and run "
+                          f"`dixit-lab report` again") from None
+    if not isinstance(summary, dict):
+        raise ConfigError(f"{path}: not a JSON summary (a {type(summary).__name__}); "
+                          f"delete it and run `dixit-lab report` again")
+    return summary
+
+
+def _write_summary(path: Path, summary: dict[str, Any]) -> None:
+    buffer = io.StringIO()
+    json.dump(summary, buffer, indent=2, sort_keys=True, default=str)
+    atomic_write_text(path, buffer.getvalue() + "\n")

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from dixit_lab.atomic import atomic_write_text
-from dixit_lab.errors import ConfigError
+from dixit_lab.records.integrity import FolderLock
+from dixit_lab.records.sweeps import SWEEP_TABLE, sweep_points
 from dixit_lab.report.faults import fault_text, folder_faults
 from dixit_lab.report.markdown import (
     experiment_of,
@@ -23,7 +24,7 @@ from dixit_lab.report.markdown import (
     separated,
     with_ci,
 )
-from dixit_lab.report.outputs import write_tables
+from dixit_lab.report.outputs import REPORT_AGAIN, write_tables
 from dixit_lab.report.plots import HATCHES, MARKERS, pyplot, save_figure, short_label
 from dixit_lab.stats.catalogue import CATALOGUE
 
@@ -151,19 +152,16 @@ def write_sweep_report(sweep_dir: Path) -> Path:
     point's ``agents.csv``, computing the tables and report of a point that lacks them.
     """
     folder = Path(sweep_dir)
-    sweep_path = folder / "sweep.csv"
-    if not sweep_path.is_file():
+    if sweep_points(folder) is None:  # checked: the points' table, every point's games
         raise FileNotFoundError(f"{folder} has no sweep.csv: is it a sweep results folder?")
-    sweep = pd.read_csv(sweep_path)
-    missing = {"point", "folder"} - set(sweep.columns)
-    if missing:
-        raise ConfigError(f"{sweep_path}: missing column(s) {', '.join(sorted(missing))}")
+    sweep = pd.read_csv(folder / SWEEP_TABLE)
     paths = [c for c in sweep.columns if c not in ("point", "folder")]
     frames = []
     for _, row in sweep.iterrows():
         point_dir = folder / str(row["folder"])
         if not (point_dir / "agents.csv").is_file() or not (point_dir / "report.md").is_file():
-            write_tables(point_dir)  # the point's tables and report
+            with FolderLock(point_dir, "report", REPORT_AGAIN):
+                write_tables(point_dir)  # the point's tables and report
         agents = pd.read_csv(point_dir / "agents.csv")
         settings = {"point": row["point"], **{p: row[p] for p in paths},
                     "folder": row["folder"]}

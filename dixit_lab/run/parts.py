@@ -28,12 +28,18 @@ from pathlib import Path
 
 import numpy as np
 
-from dixit_lab.atomic import atomic_write, atomic_write_bytes, atomic_write_text
+from dixit_lab.atomic import (
+    atomic_write,
+    atomic_write_bytes,
+    atomic_write_text,
+    folder_staging,
+    replace_folder,
+)
 from dixit_lab.records.batches import GameBatch
 from dixit_lab.records.decks import DeckLookup, by_name, folder_decks
 from dixit_lab.records.files import RECORD_NAMES, compressor, find_records, records_name
 from dixit_lab.stats.game_stats import GameStats, batch_stats
-from dixit_lab.stats.round_table import ROUNDS_DATASET, part_stem, replace_dataset
+from dixit_lab.stats.round_table import ROUNDS_DATASET, part_stem
 
 __all__ = ["MergedParts", "finished_beside", "forget_predictions", "merge_parts", "save_part",
            "summarise_lines"]
@@ -216,13 +222,11 @@ def merge_parts(folder: Path, expected: int, records: str,
             return None  # a resumed chunk of scattered games: merge line by line
         total.add(stats)
     dataset = folder / ROUNDS_DATASET
-    staging = folder / f".{ROUNDS_DATASET}.new"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
+    staging = folder_staging(dataset)
     for first, last, _ in found:
         stem = part_stem(first, last)
         os.replace(parts / f"rounds-{stem}.parquet", staging / f"part-{stem}.parquet")
-    replace_dataset(staging, dataset)
+    replace_folder(staging, dataset)
     return MergedParts(total, folder, expected, records, tuple(path for _, _, path in found))
 
 

@@ -372,6 +372,11 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
     if saved != len(specs):
         raise ConfigError(f"{folder}: {len(specs) - saved} games are missing after the "
                            f"run; run the same command again")
+    result = RunResult(folder, len(specs), played, wall, count)
+    if played and write_outputs:  # for a rerun that plays nothing if the tables never come
+        from dixit_lab.report.outputs import write_timing
+
+        write_timing(folder, result)
     merged = None
     if missing or parts.is_dir():
         remove_manifest(folder)  # the games file is rewritten: its manifest follows it
@@ -387,7 +392,6 @@ def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,
             write_manifest(folder, games_file, len(specs))  # an old folder's lines: checked
         if parts.is_dir():  # merged: the parts (and temporary files of a killed run) can go
             shutil.rmtree(parts)
-    result = RunResult(folder, len(specs), played, wall, count)
     with finished_beside(merged):  # the games file written while the tables are
         if write_outputs:
             from dixit_lab.report.outputs import write_tables
@@ -420,26 +424,29 @@ def run_sweep(data: dict[str, Any], source: str, out: str | Path | None = None, 
     session = get_executor(executor or base.executor.kind).session(  # e.g. Ray, once
         address or base.executor.address, workers or base.executor.workers)
     over: list[tuple[str, str]] = []  # the points' seats over their limits: said at the end
-    with session:
-        for index, settings, config in points:
-            sub = folder / "points" / f"{index:03d}"
-            label = ", ".join(f"{k}={v}" for k, v in settings.items())
-            if show_progress:
-                print(f"sweep point {index + 1}/{len(points)}: {label}", file=sys.stderr)
-            try:
-                run_experiment(config, sub, executor=executor, workers=workers,
-                               show_progress=show_progress, address=address, restart=restart)
-            except FaultShareError as error:  # its results are written: the next point
-                over += [(f"point {index} ({label}): {why}", field) for why, field in error.over]
-            forget_predictions()  # the next point plays other setups: memory stays flat
-            forget_agents()
-            writer.writerow([index, *[settings[p] for p in paths],
-                             os.path.relpath(sub, folder)])
-    atomic_write_text(folder / "sweep.csv", buffer.getvalue())
-    from dixit_lab.report.faults import limits_message
-    from dixit_lab.report.sweep import write_sweep_report
+    with FolderLock(folder):  # the sweep's files: one writer (each point locks its own)
+        with session:
+            for index, settings, config in points:
+                sub = folder / "points" / f"{index:03d}"
+                label = ", ".join(f"{k}={v}" for k, v in settings.items())
+                if show_progress:
+                    print(f"sweep point {index + 1}/{len(points)}: {label}", file=sys.stderr)
+                try:
+                    run_experiment(config, sub, executor=executor, workers=workers,
+                                   show_progress=show_progress, address=address,
+                                   restart=restart)
+                except FaultShareError as error:  # its results are written: the next point
+                    over += [(f"point {index} ({label}): {why}", field)
+                             for why, field in error.over]
+                forget_predictions()  # the next point plays other setups: memory stays flat
+                forget_agents()
+                writer.writerow([index, *[settings[p] for p in paths],
+                                 os.path.relpath(sub, folder)])
+        atomic_write_text(folder / "sweep.csv", buffer.getvalue())
+        from dixit_lab.report.faults import limits_message
+        from dixit_lab.report.sweep import write_sweep_report
 
-    write_sweep_report(folder)
+        write_sweep_report(folder)
     if over:
         raise FaultShareError(limits_message(str(folder), over), folder, over)
     return folder

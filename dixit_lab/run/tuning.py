@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dixit_lab.records.batches import batches_of_lines
+from dixit_lab.records.integrity import FolderLock
 from dixit_lab.run.executors import chunked, get_executor, run_chunks
 from dixit_lab.run.experiment import (
     ConfigError,
@@ -127,8 +128,10 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
     folder = Path(out) if out is not None else first.results_dir()
     folder.mkdir(parents=True, exist_ok=True)
     candidates = [Candidate(v) for v in values]
-    # one session for the whole search (e.g. one Ray connection), not one per batch
-    with get_executor(first.executor.kind).session(first.executor.address, workers):
+    # one session for the whole search (e.g. one Ray connection), not one per batch; the
+    # folder's lock: one writer of tune.csv, tune.json and tune.png
+    with FolderLock(folder, "tune"), \
+            get_executor(first.executor.kind).session(first.executor.address, workers):
         _search(settings, metric, configs, first, candidates, folder, workers, log)
     return candidates
 

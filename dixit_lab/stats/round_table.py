@@ -8,8 +8,6 @@ Columns and types: docs/results.md. Text columns are dictionary-encoded (pandas 
 from __future__ import annotations
 
 import functools
-import os
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,8 +21,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["ROUNDS_DATASET", "ROUND_COLUMNS", "part_stem", "replace_dataset", "round_table",
-           "rounds_dataframe", "write_round_table"]
+__all__ = ["ROUNDS_DATASET", "ROUND_COLUMNS", "part_stem", "round_table", "rounds_dataframe",
+           "write_round_table"]
 
 #: the columns of rounds.parquet, in order
 ROUND_COLUMNS: tuple[str, ...] = (
@@ -37,27 +35,14 @@ _TEXT = ("agent", "rules", "role", "clue", "outcome", "player", "storyteller_car
          "voted_card")
 
 
-#: the round table of a results folder: a Parquet dataset folder, one file per chunk
+#: the round table of a results folder: a Parquet dataset folder, one file per chunk, written
+#: whole beside it and put in its place at once (:func:`dixit_lab.atomic.replace_folder`)
 ROUNDS_DATASET = "rounds.parquet"
 
 
 def part_stem(first: int, last: int) -> str:
     """The name stem of a chunk's files (its first and last game)."""
     return f"{first:07d}-{last:07d}"
-
-
-def replace_dataset(staging: Path, dataset: Path) -> None:
-    """Put the folder ``staging`` in the place of ``dataset`` (a folder or an older
-    single-file table), with at no moment neither of them there under a name readers use."""
-    if dataset.is_dir():
-        old = dataset.with_name(f".{dataset.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(dataset, old)
-        os.replace(staging, dataset)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        dataset.unlink(missing_ok=True)
-        os.replace(staging, dataset)
 
 
 class _CardNames:

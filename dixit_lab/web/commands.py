@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 import threading
 import time
@@ -46,15 +47,22 @@ def cmd_play(args: argparse.Namespace) -> int:
     if not human_players(config):
         raise ConfigError(f"{args.config}: players: no seat for a person; add a player "
                           f"{{name: you, agent: human}}")
-    # the folder's lock is held until the server has stopped: one writer a folder
-    with PlayFolder(config, Path(args.out) if args.out else config.results_dir()) as folder:
-        return _play(args, config, folder)
+    from dixit_lab.web.server import bind
+
+    sock = bind(args.host, args.port)  # before the folder: an address in use writes nothing
+    try:  # the folder's lock is held until the server has stopped: one writer a folder
+        with PlayFolder(config, Path(args.out) if args.out else config.results_dir()) \
+                as folder:
+            return _play(args, config, folder, sock)
+    finally:
+        sock.close()
 
 
-def _play(args: argparse.Namespace, config: ExperimentConfig, folder: PlayFolder) -> int:
-    """Serve the table of ``config`` until its games are over (or Ctrl-C)."""
+def _play(args: argparse.Namespace, config: ExperimentConfig, folder: PlayFolder,
+          sock: socket.socket) -> int:
+    """Serve the table of ``config`` on ``sock`` until its games are over (or Ctrl-C)."""
     from dixit_lab.web.play_app import play_app
-    from dixit_lab.web.server import bind, loopback_hosts, serve, url_host
+    from dixit_lab.web.server import loopback_hosts, serve, url_host
     from dixit_lab.web.table import PlayTable
 
     if folder.complete:
@@ -62,10 +70,9 @@ def _play(args: argparse.Namespace, config: ExperimentConfig, folder: PlayFolder
               f"--out to play again")
         return 0
     table = PlayTable(config, folder)
-    sock = bind(args.host, args.port)
-    port = sock.getsockname()[1]
+    served = sock.getsockname()[1]
     server = serve(play_app(table, loopback_hosts(args.host)), on_stop=table.stop)
-    urls = [f"http://{url_host(args.host)}:{port}/play/{human.token}" for human in table.humans]
+    urls = [f"http://{url_host(args.host)}:{served}/play/{human.token}" for human in table.humans]
     for human, url in zip(table.humans, urls, strict=True):
         print(f"{human.name}: {url}")
     print(f"{len(folder.missing())} game(s) to play; results go to {folder.folder}. Meant for "
@@ -112,9 +119,9 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     index = ResultsIndex.open(args.results)
     sock = bind(args.host, args.port)
-    port = sock.getsockname()[1]
+    served = sock.getsockname()[1]
     server = serve(view_app(index, loopback_hosts(args.host)))
-    url = f"http://{url_host(args.host)}:{port}/"
+    url = f"http://{url_host(args.host)}:{served}/"
     print(f"viewing {index.folder} ({len(index.runs)} run(s)) at {url}  (Ctrl-C to stop)",
           flush=True)
     if not args.no_browser:
@@ -128,11 +135,21 @@ def cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
-def _common(parser: argparse.ArgumentParser, port: int) -> None:
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 1 to 65535, or 0 for any free one."""
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535 (0: any free "
+                                         f"port), got {value}")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser, default: int) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default: loopback only; e.g. 0.0.0.0 for a "
                              "trusted LAN)")
-    parser.add_argument("--port", type=int, default=port, help=f"port (default {port}; 0: any)")
+    parser.add_argument("--port", type=port, default=default,
+                        help=f"port (default {default}; 0: any free port)")
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
 
 

@@ -15,7 +15,6 @@ runs, games and cards are numbers, never paths taken from a URL.
 from __future__ import annotations
 
 import contextlib
-import csv
 import shutil
 import tempfile
 import threading
@@ -31,6 +30,7 @@ from dixit_lab.records.decks import DeckLookup, folder_decks
 from dixit_lab.records.files import find_records, is_compressed, open_records
 from dixit_lab.records.format import GameRecord, player_names
 from dixit_lab.records.manifest import check_games_file
+from dixit_lab.records.sweeps import sweep_points
 from dixit_lab.web.server import card_image, json_response, make_app, page
 from dixit_lab.web.views import record_json
 
@@ -101,17 +101,13 @@ class ResultsIndex:
     def open(cls, folder: str | Path) -> ResultsIndex:
         root = Path(folder)
         index = cls(root)
-        sweep = root / "sweep.csv"
-        if sweep.is_file():
-            with sweep.open(newline="", encoding="utf-8") as handle:
-                for row in csv.DictReader(handle):
-                    sub = root / (row.get("folder") or "")
-                    label = ", ".join(f"{k}={v}" for k, v in row.items()
-                                      if k not in ("point", "folder"))
-                    games = find_records(sub)
-                    if games is not None:
-                        index.runs.append(_Run(f"point {row.get('point')}: {label}", games,
-                                               folder_decks(sub)))
+        points = sweep_points(root)  # a damaged sweep.csv, a point without games: refused
+        if points is not None:
+            for point in points:
+                games = find_records(point.folder)
+                assert games is not None  # sweep_points checked
+                index.runs.append(_Run(f"point {point.point}: {point.label}", games,
+                                       folder_decks(point.folder)))
         elif (games := find_records(root)) is not None:
             index.runs.append(_Run(root.name, games, folder_decks(root)))
         if not index.runs:

@@ -108,3 +108,14 @@ def test_not_enough_rounds(tmp_path):
     empty.write_text("")
     with pytest.raises(ValueError, match="not enough usable rounds"):
         fit_listener([empty])
+
+
+@pytest.mark.parametrize("options", [{"temperature": float("nan")}, {"temperature": 0.0},
+                                     {"regularization": -1.0},
+                                     {"regularization": float("inf")}])
+def test_fit_listener_refuses_options_out_of_range_before_reading_a_game(tmp_path, options):
+    from dixit_lab.run.experiment import ConfigError
+
+    name = next(iter(options))
+    with pytest.raises(ConfigError, match=f"{name} must be a finite number above 0"):
+        fit_listener([tmp_path / "no such folder"], **options)

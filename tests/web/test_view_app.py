@@ -55,10 +55,13 @@ def test_a_results_folder_game_by_game_and_round_by_round(folder):
 def test_bad_numbers_are_404s_and_no_path_is_read(folder):
     client = client_for(folder)
     for url in ("/api/runs/1/games", "/api/runs/0/games/3", "/api/runs/0/games/-1",
-                "/cards/7/0", "/static/..%2F..%2Fgames.jsonl"):
+                "/api/runs/0/games/100", f"/api/runs/0/games/{2 ** 64}", "/cards/7/0",
+                "/static/..%2F..%2Fgames.jsonl"):
         assert client.get(url).status_code == 404, url
-    refused = client.get("/api/runs/x/games")
-    assert refused.status_code == 400 and refused.json()["rule"] == "malformed"
+    for url in ("/api/runs/x/games", "/api/runs/0/games/\uff11", "/api/runs/\uff10/games",
+                "/api/runs/0/games/%F0%9D%9F%8F", "/api/runs/0/games?start=\uff11"):
+        refused = client.get(url)  # full-width and mathematical digits are not numbers here
+        assert refused.status_code == 400 and refused.json()["rule"] == "malformed", url
 
 
 def test_a_sweep_lists_its_points(tmp_path):
