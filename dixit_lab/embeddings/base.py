@@ -223,13 +223,12 @@ def _describe(allowed: Mapping[str, tuple[Any, Any]]) -> str:
 def _coerce(name: str, key: str, value: Any, kind: Any) -> Any:
     try:
         return check_value(kind, value)
-    except SpecError:
+    except SpecError as error:
         # A bare word such as ``device=0`` reads as an int; accept it where a string is wanted.
         if str in (typing.get_args(kind) or (kind,)) and isinstance(value, int) \
                 and not isinstance(value, bool):
             return str(value)
-        raise EmbedderSpecError(f"embedder {name!r}: parameter {key!r} must be "
-                                f"{type_name(kind)}, got {value!r}") from None
+        raise EmbedderSpecError(f"embedder {name!r}: parameter {key!r} {error}") from None
 
 
 def spec_id(name: str, params: Mapping[str, Any]) -> str:

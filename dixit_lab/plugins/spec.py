@@ -226,15 +226,30 @@ def _adapter(annotation: Any) -> TypeAdapter[Any]:
 
 def check_value(annotation: Any, value: Any) -> Any:
     """``value`` checked against a parameter's type hint, strictly (pydantic's strict mode: no
-    string read as a number, no bool for an int; an int is taken for a float, as ``1.0``).
-    The one checker of agents' and embedders' spec values; raises :class:`SpecError`
-    ``must be <type>, got <value>``."""
+    string read as a number, no bool for an int; an int is taken for a float, as ``1.0``),
+    and finite: ``inf`` and ``nan`` (which the grammar reads) are no parameter's value, in a
+    list either. The one checker of agents' and embedders' spec values; raises
+    :class:`SpecError` ``must be <type>, got <value>`` or ``must be a finite number, got
+    <value>``."""
+    if not _finite(value):
+        raise SpecError(f"must be a finite number, got {format_value(value)}")
     if annotation is Any:
         return value
     try:
         return _adapter(annotation).validate_python(value, strict=True)
     except ValidationError:
         raise SpecError(f"must be {type_name(annotation)}, got {value!r}") from None
+
+
+def _finite(value: Any) -> bool:
+    """No float in ``value`` (a list, a tuple, a mapping's values) is infinite or NaN."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return all(_finite(item) for item in value)
+    if isinstance(value, Mapping):
+        return all(_finite(item) for item in value.values())
+    return True
 
 
 def type_name(annotation: Any) -> str:

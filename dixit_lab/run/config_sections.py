@@ -28,7 +28,10 @@ MAX_SEATS = 1_000  # seats of the players' pool (count included): a table has at
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """No unknown field; no number of a config infinite or NaN (YAML reads ``.inf`` and
+    ``.nan``: a time-out, a limit or a bound is a finite number)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _one_line(value: str | None) -> str | None:

@@ -54,6 +54,10 @@ def test_make_agent_from_dict():
         ("test-typed(greedy=1)", "parameter greedy must be bool"),
         ("test-typed(depth=)", "bad agent spec"),
         ("softmax(temperature=0)", "temperature must be positive"),
+        ("softmax(temperature=inf)", "parameter temperature must be a finite number, got inf"),
+        ("softmax(noise=-inf)", "parameter noise must be a finite number, got -inf"),
+        ("test-typed(temperature=nan)", "parameter temperature must be a finite number"),
+        ({"name": "softmax", "noise": float("inf")}, "parameter noise must be a finite"),
         ({"depth": 1}, "has no 'name'"),
     ],
 )

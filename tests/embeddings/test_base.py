@@ -104,6 +104,7 @@ def test_checkpoint_id_uses_file_hash(tmp_path) -> None:
     pytest.param("clip(pretrained=openai, preprocess=openai)", ["checkpoint file only"],
                  marks=needs_open_clip),
     ("conse(top_k=", ["bad embedder spec"]),
+    ("conse(top_k=inf)", ["parameter 'top_k' must be a finite number, got inf"]),
     (3, ["expected an embedder spec"]),
 ])
 def test_errors(spec, fragments) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dixit_lab.plugins.spec import SpecError, format_spec, format_value, parse_spec
+from dixit_lab.plugins.spec import SpecError, check_value, format_spec, format_value, parse_spec
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -97,3 +98,16 @@ def test_format_then_parse_round_trips(params: dict) -> None:
     for key, value in params.items():
         assert parsed[key] == value or (isinstance(value, float) and math.isnan(value))
         assert type(parsed[key]) is type(value)
+
+
+
+@pytest.mark.parametrize(("annotation", "value", "finite"), [
+    (float, math.inf, 0.5), (float, -math.inf, 0.5), (float, math.nan, 0.5),
+    (float | None, math.inf, None), (list[float], [0.5, math.inf], [0.5]),
+    (Any, math.nan, "nan"), (Any, [1, -math.inf], [1, 2])])
+def test_infinite_and_nan_values_are_refused(annotation, value, finite) -> None:
+    """A parameter is a finite number: ``inf`` and ``nan`` parse (``temperature=inf``) but no
+    agent or embedder is given one (a softmax at temperature inf played uniformly)."""
+    with pytest.raises(SpecError, match=r"must be a finite number, got .*(inf|nan)"):
+        check_value(annotation, value)
+    assert check_value(annotation, finite) == finite

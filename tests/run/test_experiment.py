@@ -69,6 +69,14 @@ def test_shipped_configs_are_valid():
                                    "equal to 1"),
         ({"max_fault_share": "often"}, "my.yaml: max_fault_share: Input should be a valid "
                                        "number"),
+        ({"players": [{"agent": "softmax", "params": {"temperature": float("inf")}}]},
+         "players.0.agent: agent 'softmax': parameter temperature must be a finite number, "
+         "got inf"),
+        ({"players": [{"agent": "softmax(noise=inf)"}]}, "players.0.agent: .*parameter noise "
+         "must be a finite number"),
+        ({"players": [{"agent": "literal", "isolation": "process",
+                       "decision_timeout": float("inf")}]},
+         "players.0.decision_timeout: Input should be a finite number"),
     ],
 )
 def test_errors_name_the_field(change, message):
@@ -114,6 +122,10 @@ def test_sweep_expands_a_grid_over_paths():
 def test_sweep_errors_name_the_point():
     data = {**BASE, "sweep": {"players.1.params.target": [0.5, 7]}}
     with pytest.raises(ConfigError, match=r"sweep point 1: players.1.params.target=7"):
+        list(expand_sweep(data, "s.yaml"))
+    data = {**BASE, "sweep": {"players.2.params.temperature": [0.5, float("inf")]}}
+    with pytest.raises(ConfigError, match=r"sweep point 1: players.2.params.temperature=inf\)"
+                                          r": players.2.agent: .*must be a finite number"):
         list(expand_sweep(data, "s.yaml"))
     with pytest.raises(ConfigError, match="index 9 is out of range"):
         list(expand_sweep({**BASE, "sweep": {"players.9.params.target": [0.5]}}))
