@@ -94,7 +94,7 @@ class _Decompressed(io.RawIOBase):
             if not data:
                 if self._frame is not None and not self._frame.eof:
                     raise ConfigError(f"{self.path}: not a whole Zstandard file (it ends inside "
-                                     f"a frame: cut short?)")
+                                     f"a frame)")
                 return b""
             out = []
             while data:
@@ -126,7 +126,7 @@ class _Decompressed(io.RawIOBase):
 def open_records(path: Path) -> IO[bytes]:
     """A games file opened for reading its lines as bytes, decompressed if it is ``.zst``;
     first checked against the folder's manifest, if it has one
-    (:func:`dixit_lab.manifest.check_games_file`: a file cut short, added to or altered is
+    (:func:`dixit_lab.manifest.check_games_file`: a file of another size or digest is
     refused, naming it)."""
     from dixit_lab.records.manifest import check_games_file
 

@@ -78,9 +78,9 @@ def _manifest(folder: Path) -> dict[str, Any] | None:
 
 def check_games_file(path: Path) -> dict[str, Any] | None:
     """Refuse ``path`` (a :class:`~dixit_lab.errors.ConfigError` naming it) if the manifest
-    next to it describes it otherwise: another size (cut short or added to) or another
-    digest (altered). Returns the manifest (None when the folder has none, or it describes
-    another file)."""
+    next to it describes it otherwise: another size or another digest (the message gives
+    both, as observed and as recorded). Returns the manifest (None when the folder has none,
+    or it describes another file)."""
     path = Path(path)
     manifest = _manifest(path.parent)
     if manifest is None:
@@ -96,17 +96,20 @@ def check_games_file(path: Path) -> dict[str, Any] | None:
     if _CHECKED.get(identity) == manifest["sha256"]:
         return manifest
     size = identity[1]
-    if size != manifest["bytes"]:
-        change = "cut short" if size < manifest["bytes"] else "added to"
-        raise ConfigError(f"{path}: {size:,} bytes, but the run that wrote it recorded "
-                          f"{manifest['bytes']:,} in {MANIFEST_NAME}: the file was {change}; "
-                          f"restore it, or run the experiment again into a new folder")
-    if file_sha256(path) != manifest["sha256"]:
-        raise ConfigError(f"{path}: altered since the run wrote it (its sha256 is not the one "
-                          f"in {MANIFEST_NAME}); restore it, or delete {MANIFEST_NAME} to "
-                          f"read it as an old folder's (checked line by line)")
-    _CHECKED[identity] = manifest["sha256"]
-    return manifest
+    digest = file_sha256(path)
+    if size == manifest["bytes"] and digest == manifest["sha256"]:
+        _CHECKED[identity] = digest
+        return manifest
+    # what was observed, not a guess at what happened (a file recompressed is smaller and
+    # whole, an edit may be longer without a game added)
+    observed = (f"{size:,} bytes as recorded, but" if size == manifest["bytes"] else
+                f"{size:,} bytes (recorded {manifest['bytes']:,}),")
+    remedy = (f"delete {MANIFEST_NAME} to read it as an old folder's (checked line by line)"
+              if size == manifest["bytes"] else
+              "run the experiment again into a new folder")
+    raise ConfigError(f"{path}: differs from what the run recorded in {MANIFEST_NAME}: "
+                      f"{observed} sha256 {digest[:16]}... (recorded "
+                      f"{str(manifest['sha256'])[:16]}...); restore it, or {remedy}")
 
 
 def expected_games(path: Path) -> int | None:
@@ -136,6 +139,6 @@ def check_game_count(path: Path, games: int) -> None:
     if expected is not None and games != expected:
         where = (f"{MANIFEST_NAME} records" if (Path(path).parent / MANIFEST_NAME).is_file()
                  else "the experiment in config.yaml has")
-        change = "cut short" if games < expected else "added to"
-        raise ConfigError(f"{path}: {games:,} games where {where} {expected:,}: the file was "
-                          f"{change} (an unfinished run? the same dixit-lab run resumes it)")
+        hint = ("an unfinished run? the same dixit-lab run resumes it" if games < expected
+                else "restore it, or run the experiment again into a new folder")
+        raise ConfigError(f"{path}: {games:,} games where {where} {expected:,} ({hint})")

@@ -113,7 +113,7 @@ class ResultsIndex:
         if not index.runs:
             raise FileNotFoundError(f"{root} holds no games.jsonl (nor a sweep.csv of points "
                                     f"with games): is it a results folder?")
-        for run in index.runs:  # cut short, added to or altered: refused before serving
+        for run in index.runs:  # another size or digest than recorded: refused before serving
             check_games_file(run.games_path)
         return index
 

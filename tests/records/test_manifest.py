@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from dixit_lab.atomic import file_sha256
 from dixit_lab.errors import ConfigError
 from dixit_lab.records.manifest import (
     check_game_count,
@@ -20,14 +21,24 @@ def test_a_file_like_its_manifest_passes_and_any_change_is_refused(tmp_path):
     path.write_text("a\nb\n")
     write_manifest(tmp_path, path, 2)
     assert check_games_file(path)["games"] == 2 and expected_games(path) == 2
-    for text, message in (("a\n", "cut short"), ("a\nb\nc\n", "added to"),
-                          ("a\nc\n", "altered")):
+    recorded = file_sha256(path)[:16]
+    for text, observed in (("a\n", "2 bytes (recorded 4)"), ("a\nb\nc\n", "6 bytes (recorded 4)"),
+                           ("a\nc\n", "4 bytes as recorded, but")):
         path.write_text(text)
-        with pytest.raises(ConfigError, match=rf"{path}: .*{message}"):
+        with pytest.raises(ConfigError) as info:
             check_games_file(path)
+        message = str(info.value)
+        # what was observed, not a guess at what happened to the file
+        assert message.startswith(f"{path}: differs from what the run recorded in "
+                                  f"manifest.json: {observed}"), message
+        assert f"sha256 {file_sha256(path)[:16]}... (recorded {recorded}...)" in message
+        assert not any(guess in message for guess in ("cut short", "added to", "altered"))
     write_manifest(tmp_path, path, 3)
-    with pytest.raises(ConfigError, match="2 games where manifest.json records 3"):
-        check_game_count(path, 2)
+    for games in (2, 4):
+        with pytest.raises(ConfigError) as info:
+            check_game_count(path, games)
+        assert f"{games} games where manifest.json records 3" in str(info.value)
+        assert not any(guess in str(info.value) for guess in ("cut short", "added to"))
 
 
 def test_a_missing_or_broken_manifest(tmp_path):
