@@ -33,7 +33,8 @@ def test_replay_reports_the_first_difference(tmp_path, capsys):
     (folder / "games.jsonl").write_text("\n".join(lines) + "\n")
     assert main(["replay", str(folder), "--executor", "local", "--quiet"]) == 1
     out = capsys.readouterr().out
-    assert "game 3, round 2, field clue" in out and "'tampered'" in out
+    # games numbered from 0 (meta.game, line 4), rounds from 1: rounds[2] is round 3
+    assert "game 3, round 3, field clue" in out and "'tampered'" in out
 
 
 def test_first_difference_finds_fields_and_rounds():

@@ -375,7 +375,7 @@ def _near_by_round(policy: Any, described: KernelPolicy, max_rounds: int, name: 
             keep.append(at)  # alive while ids are compared
             other = at.kernel_policy()
             if not _same_but_tell_table(other, described):
-                raise ValueError(f"agent {name!r}: its policy of round {index} changes more "
+                raise ValueError(f"agent {name!r}: its policy at_round({index}) changes more "
                                  f"than its tell's table, which the compiled engine does not "
                                  f"play; use engine: batched or auto")
             seen[id(at)] = other.near_best

@@ -264,7 +264,7 @@ class GameSteps:
         """Raise, or record the fault and return the seat's fallback stream."""
         if self.on_illegal == "raise":
             raise IllegalAction(f"seat {seat} (agent {self.names[seat]}), round "
-                                f"{self.round_index}, {action}: {message}") from cause
+                                f"{self.round_index + 1}, {action}: {message}") from cause
         self.faults.append(Fault(seat, self.names[seat], action, safe_message(message), kind))
         rng = self.fallback_rngs.get(seat)
         if rng is None:

@@ -198,7 +198,7 @@ class DixitParallelEnv(ParallelEnv):
             if action is not None and 0 <= action < layout.size and mask[action]:
                 picks[seat] = action
                 continue
-            message = (f"{agent}, round {deciding[seat].view.round}, {phase.action}: "
+            message = (f"{agent}, round {deciding[seat].view.round + 1}, {phase.action}: "
                        f"{_describe(layout, given, action)} is not legal now "
                        f"({int(mask.sum())} legal actions in the mask)")
             if self.on_illegal == "raise":

@@ -241,7 +241,7 @@ class DixitVectorEnv(VectorEnv):
         if mask[0]:
             raise ValueError(f"table {table}, {agent} does not decide now and must pass "
                              f"(action 0), got {described}")
-        raise ValueError(f"table {table}, {agent}, round {int(self.tables.round[table])}, "
+        raise ValueError(f"table {table}, {agent}, round {int(self.tables.round[table]) + 1}, "
                          f"{STEP_NAMES[self.step_kind]}: {described} is not legal now "
                          f"({int(mask.sum())} legal actions in the mask)")
 

@@ -11,6 +11,9 @@ __all__ = ["Difference", "first_difference", "line_difference"]
 
 @dataclass(frozen=True)
 class Difference:
+    """Where a replayed record first differs: ``game`` (``meta.game``) and ``round`` (the
+    index in ``rounds``, from 0; printed from 1, as people count rounds)."""
+
     game: int
     round: int | None
     field: str
@@ -18,7 +21,9 @@ class Difference:
     replayed: Any
 
     def __str__(self) -> str:
-        where = f"game {self.game}" + (f", round {self.round}" if self.round is not None else "")
+        # a game by its number (meta.game, from 0), a round as people count it (from 1)
+        where = f"game {self.game}" + (f", round {self.round + 1}" if self.round is not None
+                                       else "")
         return (f"{where}, field {self.field}: recorded {self.recorded!r}, replayed "
                 f"{self.replayed!r}")
 

@@ -165,7 +165,7 @@ def _inconsistency(record: GameRecord) -> str | None:
         return "its rules, deck or agents are not text"
     n = record.n_players
     totals = [0] * n
-    for number, rnd in enumerate(record.rounds):
+    for number, rnd in enumerate(record.rounds, start=1):  # rounds as people count them
         if len(rnd.points) != n or len(rnd.scores) != n or len(rnd.votes) != n:
             return f"round {number} has scores or votes for another number of players"
         if not 0 <= rnd.storyteller < n or any(not 0 <= seat < n for seat in rnd.card_owner):

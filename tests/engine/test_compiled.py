@@ -100,7 +100,7 @@ class _ChangesByRound(LiteralAgent):
 
 @needs_numba
 def test_a_policy_that_changes_more_than_its_tell_by_round_is_refused():
-    with pytest.raises(ValueError, match="policy of round 1 changes more than its tell's "
+    with pytest.raises(ValueError, match=r"policy at_round\(1\) changes more than its tell's "
                                          "table"):
         play_compiled([[_ChangesByRound(), make_agent("random"), make_agent("random")]],
                       get_rules("classic"), load_deck("dreams"), [1])

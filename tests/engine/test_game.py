@@ -476,7 +476,7 @@ def test_hooks_that_raise_are_illegal_actions_or_faults(hook, round_index, messa
     agents = randoms(4)
     agents[2] = FailingHook(hook)
     agents[2].spec = "hooked"
-    with pytest.raises(IllegalAction, match=rf"seat 2 \(agent hooked\), round {round_index}, "
+    with pytest.raises(IllegalAction, match=rf"seat 2 \(agent hooked\), round {round_index + 1}, "
                                             rf"{hook}: the agent raised {message}"):
         play_game(agents, get_rules("classic"), DECK, 3)
     record = play_game(agents, get_rules("classic"), DECK, 3, on_illegal="fallback")

@@ -209,9 +209,9 @@ def test_an_illegal_action_raises_or_becomes_a_fault():
     env = dixit_env.parallel_env(4)
     env.reset(seed=4)
     teller = next(a for a in env.agents if env.decision(a) is not None)
-    with pytest.raises(ValueError, match=rf"{teller}, round 0, tell: display position 0 is not"):
+    with pytest.raises(ValueError, match=rf"{teller}, round 1, tell: display position 0 is not"):
         env.step({a: (7 if a == teller else 0) for a in env.agents})
-    with pytest.raises(ValueError, match=rf"{teller}, round 0, tell: action 'x' is not legal"):
+    with pytest.raises(ValueError, match=rf"{teller}, round 1, tell: action 'x' is not legal"):
         env.step({a: ("x" if a == teller else 0) for a in env.agents})
     observations, *_ = env.step({a: (1 if a == teller else 0) for a in env.agents})  # a retry
     assert env.decision(teller)[1] == 1  # the card was taken once: now the clue

@@ -177,7 +177,7 @@ def test_an_illegal_action_raises_before_anything_changes():
         env.step(bad)
     bad = legal.copy()
     bad[teller_row] = env.encoder.actions.display_offset
-    with pytest.raises(ValueError, match=r"table 0, player_0, round 0, tell_card: display "
+    with pytest.raises(ValueError, match=r"table 0, player_0, round 1, tell_card: display "
                                          r"position 0 is not legal now \(6 legal actions"):
         env.step(bad)
     bad[teller_row] = 10_000

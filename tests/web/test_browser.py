@@ -171,7 +171,7 @@ def test_a_person_plays_a_whole_game_in_the_browser(browser, tmp_path):
 
     for base in served(view_app(ResultsIndex.open(folder), ["127.0.0.1"])):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{base}/#run=0&game=0&round=0")
+        page.goto(f"{base}/#run=0&game=0&round=1")  # rounds counted from 1, as on the page
         expect(page.locator("#round-title")).to_have_text("Round 1 of 4")
         expect(page.locator("#round .card")).to_have_count(4)
         expect(page.locator("#round .card.teller")).to_have_count(1)
@@ -179,9 +179,53 @@ def test_a_person_plays_a_whole_game_in_the_browser(browser, tmp_path):
         check_screenshot(page, shots / "viewer.png")
         page.keyboard.press("ArrowRight")
         expect(page.locator("#round-title")).to_have_text("Round 2 of 4")
+        assert page.evaluate("location.hash") == "#run=0&game=0&round=2"
         expect(page.locator("#round")).to_contain_text(record.rounds[1].clue)
         phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
-        phone.goto(f"{base}/#run=0&game=0&round=3")
+        phone.goto(f"{base}/#run=0&game=0&round=4")
         expect(phone.locator("#round-title")).to_have_text("Round 4 of 4")
         assert phone.evaluate("document.documentElement.scrollWidth") <= 390
         check_screenshot(phone, shots / "viewer-phone.png")
+
+
+
+# agents that need no sentence encoder to perceive a person's clue; one slow enough to show
+# the page thinking
+RANDOM_TABLE = [{"name": "you", "agent": "human"},
+                *({"name": f"random {k}", "agent": "random"} for k in range(2)),
+                {"name": "slow", "agent": "test-slow", "isolation": "none"}]
+
+
+def test_the_play_page_names_games_as_the_viewer_does(browser, tmp_path):
+    """Two games: the page names them by their number in the results (from 0, as the viewer,
+    `show` and `replay` do) and counts rounds from 1."""
+    folder = tmp_path / "results"
+    table, driver = start_table(folder, config_data(RANDOM_TABLE, games=2, max_rounds=1))
+    for base in served(play_app(table, ["127.0.0.1"])):
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.goto(f"{base}/play/{table.humans[0].token}")
+        expect(page.locator("#where")).to_contain_text("Game 0 of games 0–1 · Round 1 · ")
+        play_whole_game(page, tmp_path)
+        expect(page.locator("#over")).to_contain_text("Game 0: ")
+        expect(page.locator("#over")).to_contain_text("Game 1: ")
+    driver.join(timeout=60)
+    assert [record.meta["game"] for record in read_jsonl(folder)] == [0, 1]
+
+
+def test_the_viewers_url_counts_rounds_from_one(browser, tmp_path):
+    from dixit_lab.run.experiment import parse_config
+    from dixit_lab.run.runner import run_experiment
+
+    folder = tmp_path / "results"
+    data = config_data([{"agent": "random", "count": 4}], games=1, max_rounds=4)
+    run_experiment(parse_config(data), folder, show_progress=False)
+    for base in served(view_app(ResultsIndex.open(folder), ["127.0.0.1"])):
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{base}/#run=0&game=0&round=1")
+        expect(page.locator("#round-title")).to_have_text("Round 1 of 4")
+        page.keyboard.press("ArrowRight")
+        expect(page.locator("#round-title")).to_have_text("Round 2 of 4")
+        assert page.evaluate("location.hash") == "#run=0&game=0&round=2"
+        last = browser.new_page(viewport={"width": 1280, "height": 900})
+        last.goto(f"{base}/#run=0&game=0&round=4")
+        expect(last.locator("#round-title")).to_have_text("Round 4 of 4")

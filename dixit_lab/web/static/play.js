@@ -65,7 +65,9 @@ function show(next) {
   if (!view) performance.mark("dixit-lab:first-view");  // for benchmarks/bench_web.py
   view = next;
   const players = next.players;
-  const game = next.games > 1 ? `Game ${next.game + 1} of ${next.games} · ` : "";
+  // games by their number in the results (from 0, as the viewer and show name them),
+  // rounds counted from 1
+  const game = next.games > 1 ? `Game ${next.game} of games 0–${next.games - 1} · ` : "";
   $("where").textContent = `${game}Round ${next.round + 1} · playing as ${next.name}`;
   const last = next.last_round;
   const revealing = Boolean(last) && roundKey(last) !== acknowledged;
@@ -106,7 +108,7 @@ function drawReveal(round, key) {
   box.dataset.round = key;
   const ended = view.finished.find((g) => g.game === round.game);  // the game's last round
   const players = ended ? ended.players : view.players;
-  const game = view.games > 1 ? `Game ${round.game + 1}, round` : "Round";
+  const game = view.games > 1 ? `Game ${round.game}, round` : "Round";
   $("reveal-title").textContent = `${game} ${round.round + 1} revealed`;
   const body = [revealView(round, players, players.indexOf(view.name), view.target_score)];
   if (ended) {
@@ -122,7 +124,7 @@ function drawOver(next) {
   const games = next.finished.map((game) => {
     const winners = names(game.winners.map((seat) => game.players[seat]));
     return el("div", {},
-      el("p", {class: "clue"}, next.games > 1 ? `Game ${game.game + 1}: ` : "",
+      el("p", {class: "clue"}, next.games > 1 ? `Game ${game.game}: ` : "",
          `${winners} ${game.winners.length > 1 ? "share the victory" : "wins"}.`),
       scoreTable(game.players, game.final_scores, {
         target: next.target_score,

@@ -11,15 +11,17 @@ let total = 0;
 let game = null;      // the game shown
 let round = 0;
 
+// In the hash, as on the page, a game is named by its number (from 0) and a round counted
+// from 1 (round=1 is the first); `round` here is its index in the game's rounds.
 function readHash() {
   const params = new URLSearchParams(location.hash.slice(1));
   return {run: Number(params.get("run") || 0), game: params.get("game"),
-          round: Number(params.get("round") || 0)};
+          round: Math.max(0, Number(params.get("round") || 1) - 1)};
 }
 
 function writeHash() {
   const params = new URLSearchParams({run: String(run)});
-  if (game) { params.set("game", String(game.index)); params.set("round", String(round)); }
+  if (game) { params.set("game", String(game.index)); params.set("round", String(round + 1)); }
   history.replaceState(null, "", `#${params}`);
 }
 
