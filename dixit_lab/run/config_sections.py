@@ -4,6 +4,7 @@ budgets) as validated models, and the bounds on what one config may ask for;
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import (
@@ -163,14 +164,21 @@ class ExecutorConfig(_Strict):
 
 
 class TuneConfig(_Strict):
-    """Search one numeric config ``parameter`` in [``low``, ``high``] for the value that
-    maximises ``metric`` of player ``player``, or the values the games cannot separate (see
-    ``dixit-lab tune``)."""
+    """Search one config ``parameter`` for the value that maximises ``metric`` of player
+    ``player``, or the values the games cannot separate (see ``dixit-lab tune``).
+
+    The candidates are either a grid, ``points`` evenly spaced numbers from ``low`` to
+    ``high`` (``kind: float``, the default, rounded to 12 digits; ``kind: int``: rounded to
+    integers, each kept once, for an integer parameter), or the list ``values``: numbers,
+    texts (a categorical parameter: agents, embedders, rule presets...), true/false, each
+    given once. Every candidate is distinct and finite."""
 
     parameter: str
-    low: float
-    high: float
+    low: float | None = None
+    high: float | None = None
     points: int = Field(default=9, ge=2, le=MAX_SWEEP_POINTS)
+    kind: Literal["float", "int"] = "float"
+    values: list[Any] | None = Field(default=None, min_length=2, max_length=MAX_SWEEP_POINTS)
     player: str
     metric: str = "storyteller_points_per_turn"
     games_per_round: int = Field(default=100, ge=1, le=MAX_GAMES)
@@ -181,6 +189,50 @@ class TuneConfig(_Strict):
     #: fresh deals on which every contender the search leaves is replayed against the others
     #: (0: no confirmation)
     confirm_games: int = Field(default=200, ge=0, le=MAX_GAMES)
+
+    @field_validator("values")
+    @classmethod
+    def _distinct_values(cls, values: list[Any] | None) -> list[Any] | None:
+        for index, value in enumerate(values or ()):
+            if not isinstance(value, str | int | float | bool):
+                raise ValueError(f"{value!r}: a candidate is one value (a number, a text, "
+                                 f"true or false)")
+            problem = text_problem(value) if isinstance(value, str) else None
+            if problem:
+                raise ValueError(f"{value!r} is not one line of text: it holds {problem}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"a candidate must be a finite number, got {value}")
+            for earlier in (values or [])[:index]:
+                if earlier == value:
+                    same = (f"{_written(value)} is given twice" if
+                            _written(earlier) == _written(value) else
+                            f"{_written(earlier)} and {_written(value)} are the same candidate")
+                    raise ValueError(same)
+        return values
+
+    @model_validator(mode="after")
+    def _a_grid_or_values(self) -> TuneConfig:
+        if self.values is not None:
+            given = sorted({"low", "high", "points", "kind"} & self.model_fields_set)
+            if given:
+                raise ValueError(f"values lists the candidates: leave out {', '.join(given)}")
+        elif self.low is None or self.high is None:
+            raise ValueError("give low and high (a grid of points), or values (the "
+                             "candidates)")
+        elif not self.low < self.high:
+            raise ValueError(f"low ({self.low}) must be below high ({self.high})")
+        elif self.kind == "int":
+            for bound in (self.low, self.high):
+                if not float(bound).is_integer():
+                    raise ValueError(f"kind int needs integers for low and high, got {bound:g}")
+        return self
+
+
+def _written(value: Any) -> str:
+    """A candidate as the config writes it (YAML: true, false; numbers as Python's)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 class ModelBudget(_Strict):

@@ -196,6 +196,9 @@ class ExperimentConfig(_Strict):
                 if entry.get(option) == default:
                     del entry[option]  # config.yaml as before the option existed
         data["rules"]["resolved"] = self.rule_set().options()
+        for option, default in _LATER_TUNE_OPTIONS.items():
+            if data["tune"] and data["tune"].get(option) == default:
+                del data["tune"][option]  # as before tune searched ints and lists
         for key, default in _QUIET_DEFAULTS.items():
             if data.get(key) == default:
                 del data[key]
@@ -205,6 +208,8 @@ class ExperimentConfig(_Strict):
 #: player options added since results folders were first written, left out of config.yaml at
 #: their defaults (a folder written before them still resumes)
 _LATER_PLAYER_OPTIONS: dict[str, Any] = {"limits": None, "trusted_to_forget": False, "files": []}
+#: the same for the tune section's
+_LATER_TUNE_OPTIONS: dict[str, Any] = {"kind": "float", "values": None}
 
 
 def _format_location(location: tuple[Any, ...]) -> str:

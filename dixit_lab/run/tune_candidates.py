@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,15 +15,54 @@ from dixit_lab.run.experiment import TuneConfig
 if TYPE_CHECKING:
     from dixit_lab.stats.intervals import PairedDifference
 
-__all__ = ["Candidate", "alpha_split", "paired_by_deal", "search_leader"]
+__all__ = ["Candidate", "alpha_split", "candidate_values", "grid_values", "integer_grid",
+           "numeric", "paired_by_deal", "search_leader", "value_text"]
+
+
+def grid_values(low: float, high: float, points: int) -> list[float]:
+    """``points`` evenly spaced candidates from ``low`` to ``high``, rounded to 12 digits so
+    that 0.1 steps give 0.3 and not 0.30000000000000004."""
+    return [round(float(v), 12) for v in np.linspace(low, high, points)]
+
+
+def integer_grid(low: float, high: float, points: int) -> list[int]:
+    """The integers nearest ``points`` evenly spaced numbers from ``low`` to ``high`` (halves
+    up), each once, in order: 9 points from 1 to 4 are 1, 2, 3, 4."""
+    return list(dict.fromkeys(math.floor(v + 0.5) for v in np.linspace(low, high, points)))
+
+
+def candidate_values(settings: TuneConfig) -> list[Any]:
+    """The values ``tune`` compares: ``values`` as listed, else the grid of ``kind``."""
+    if settings.values is not None:
+        return list(settings.values)
+    assert settings.low is not None and settings.high is not None  # the config's check
+    if settings.kind == "int":
+        return integer_grid(settings.low, settings.high, settings.points)
+    return grid_values(settings.low, settings.high, settings.points)
+
+
+def numeric(values: Sequence[Any]) -> bool:
+    """Every value a number (true and false are not): plotted on a number line."""
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+
+
+def value_text(value: Any) -> str:
+    """A candidate as the outputs write it: floats with ``:g`` (0.5, 1e-05), true and false
+    as in the config, others as they are."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 @dataclass
 class Candidate:
-    """One value of the parameter: its metric per deal of the search (by deal position) and
-    of the confirmation, whether it is still in the race, and what dropped it if anything."""
+    """One value of the parameter (a number, or a categorical parameter's value): its metric
+    per deal of the search (by deal position) and of the confirmation, whether it is still in
+    the race, and what dropped it if anything."""
 
-    value: float
+    value: Any
     by_deal: dict[int, float] = field(default_factory=dict)
     alive: bool = True
     #: the paired p-value against the search's leader on common deals (NaN: the leader)

@@ -17,7 +17,14 @@ from typing import Any
 
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.run.experiment import TuneConfig
-from dixit_lab.run.tune_candidates import Candidate, alpha_split, paired_by_deal, search_leader
+from dixit_lab.run.tune_candidates import (
+    Candidate,
+    alpha_split,
+    numeric,
+    paired_by_deal,
+    search_leader,
+    value_text,
+)
 
 __all__ = ["CSV_COLUMNS", "verdict", "verdict_line", "write_outputs"]
 
@@ -57,7 +64,7 @@ def _csv(candidates: list[Candidate]) -> str:
     writer.writerow(CSV_COLUMNS)
     for c in candidates:
         dropped = "confirmation" if c.dropped_in_confirmation else (c.dropped_after or "")
-        row: list[Any] = [f"{c.value:g}", len(c.samples), _fixed(c.mean), _fixed(c.half_width),
+        row: list[Any] = [value_text(c.value), len(c.samples), _fixed(c.mean), _fixed(c.half_width),
                           _fixed(c.mean - c.half_width), _fixed(c.mean + c.half_width), c.alive,
                           _fixed(c.p_value), dropped]
         if c.confirm_by_deal:
@@ -104,8 +111,8 @@ def verdict_line(settings: TuneConfig, candidates: list[Candidate],
     in_race = [c for c in candidates if c.alive]
 
     def described(c: Candidate) -> str:
-        text = f"{c.value:g}: {settings.metric} {c.mean:.3f} ± {c.half_width:.3f} (search, " \
-               f"{len(c.samples)} games"
+        text = f"{value_text(c.value)}: {settings.metric} {c.mean:.3f} ± " \
+               f"{c.half_width:.3f} (search, {len(c.samples)} games"
         if c.confirm_by_deal:
             mean, low, high = c.confirmed()
             text += f"; {mean:.3f} [{low:.3f}, {high:.3f}] on {len(c.confirm_by_deal)} " \
@@ -116,22 +123,24 @@ def verdict_line(settings: TuneConfig, candidates: list[Candidate],
     if len(in_race) == 1:
         lines.append(f"best value: {described(in_race[0])}")
     else:
-        lines.append(f"tied: {', '.join(f'{c.value:g}' for c in in_race)} cannot be separated "
-                     f"by these games, so no single value is best")
+        tied = ", ".join(value_text(c.value) for c in in_race)
+        lines.append(f"tied: {tied} cannot be separated by these games, so no single value "
+                     f"is best")
         lines += [f"  {described(c)}" for c in in_race]
     lines.append("  (± is the 95% interval half-width of the search's mean, which is biased "
                  "upwards; [ ] the 95% interval on fresh deals)")
     leader = confirm_leader(candidates)
     differences = (confirmed or {}).get("differences", [])
     if leader is not None and differences:
-        lines.append(f"  on the fresh deals, against their leader {leader.value:g} (every pair "
-                     "in tune.json):")
+        lines.append(f"  on the fresh deals, against their leader {value_text(leader.value)} "
+                     "(every pair in tune.json):")
     for d in differences:
         if leader is not None and leader.value in (d["a"], d["b"]):
             sign = 1 if d["b"] == leader.value else -1  # as (other - leader)
             other = d["a"] if sign == 1 else d["b"]
             low, high = sorted((sign * d["ci"][0], sign * d["ci"][1]))
-            lines.append(f"    {other:g} − {leader.value:g} = {sign * d['difference']:+.3f} "
+            lines.append(f"    {value_text(other)} − {value_text(leader.value)} = "
+                         f"{sign * d['difference']:+.3f} "
                          f"[{low:+.3f}, {high:+.3f}], p = {d['p_value']:.3f}"
                          + (": separated" if d["separated"] else ""))
     return "\n".join(lines)
@@ -142,7 +151,10 @@ def _plot(folder: Path, settings: TuneConfig, candidates: list[Candidate]) -> No
 
     fig = Figure(figsize=(7, 4))
     ax = fig.subplots()
-    xs = [c.value for c in candidates]
+    # numbers on a number line; a categorical parameter's values at 0, 1, ... by name
+    on_line = numeric([c.value for c in candidates])
+    xs = [c.value if on_line else float(i) for i, c in enumerate(candidates)]
+    at = dict(zip((id(c) for c in candidates), xs, strict=True))
     means = [c.mean for c in candidates]
     errors = [c.half_width if math.isfinite(c.half_width) else 0 for c in candidates]
     colors = ["tab:green" if c.alive else "tab:gray" for c in candidates]
@@ -154,14 +166,16 @@ def _plot(folder: Path, settings: TuneConfig, candidates: list[Candidate]) -> No
     if confirmed:
         step = (max(xs) - min(xs)) / max(len(xs) - 1, 1) * 0.15
         intervals = [c.confirmed() for c in confirmed]
-        ax.errorbar([c.value + step for c in confirmed], [i[0] for i in intervals],
+        ax.errorbar([at[id(c)] + step for c in confirmed], [i[0] for i in intervals],
                     yerr=[[i[0] - i[1] for i in intervals], [i[2] - i[0] for i in intervals]],
                     fmt="D", mfc="white", color="black", capsize=3, zorder=4,
                     label="confirmation (fresh deals)")
         ax.legend(fontsize=8, loc="lower center")
+    if not on_line:
+        ax.set_xticks(xs, [value_text(c.value) for c in candidates], fontsize=8)
     ax.set_xlabel(settings.parameter)
     ax.set_ylabel(f"{settings.metric.replace('_', ' ')}\n({settings.player}: mean, 95% CI)")
-    in_race = [f"{c.value:g}" for c in candidates if c.alive]
+    in_race = [value_text(c.value) for c in candidates if c.alive]
     title = (f"best value: {in_race[0]}" if len(in_race) == 1 else
              f"tied, cannot be separated: {', '.join(in_race)}")
     ax.set_title(title, fontsize=10)

@@ -1,7 +1,10 @@
-"""``dixit-lab tune``: find the values of one numeric parameter that maximise a metric, or
-say which of them the games cannot tell apart.
+"""``dixit-lab tune``: find the values of one parameter that maximise a metric, or say which
+of them the games cannot tell apart.
 
-The search evaluates a grid of candidate values in rounds ("looks"). Each look plays
+The candidates are a grid of numbers (floats, or integers for an integer parameter) or a list
+of values (a categorical parameter's too), each distinct and finite
+(:func:`~dixit_lab.run.tune_candidates.candidate_values`). The search evaluates them in
+rounds ("looks"). Each look plays
 ``games_per_round`` more games at every candidate still in the race — the same deals for
 every candidate, so their differences are not luck of the deal. After each look, every
 pair of candidates still in the race is compared **paired by deal** (a paired t test), and a
@@ -42,7 +45,15 @@ from dixit_lab.run.experiment import (
     parse_config,
     set_path,
 )
-from dixit_lab.run.tune_candidates import Candidate, alpha_split, paired_by_deal, search_leader
+from dixit_lab.run.tune_candidates import (
+    Candidate,
+    alpha_split,
+    candidate_values,
+    grid_values,
+    paired_by_deal,
+    search_leader,
+    value_text,
+)
 from dixit_lab.stats.catalogue import per_game_metrics, per_game_samples
 
 __all__ = ["METRICS", "Candidate", "alpha_split", "grid_values", "paired_by_deal", "search_leader",
@@ -51,12 +62,6 @@ __all__ = ["METRICS", "Candidate", "alpha_split", "grid_values", "paired_by_deal
 
 #: The metrics ``tune`` can maximise: those of the catalogue with a per-game sample.
 METRICS: tuple[str, ...] = per_game_metrics()
-
-
-def grid_values(low: float, high: float, points: int) -> list[float]:
-    """``points`` evenly spaced candidates from ``low`` to ``high``, rounded to 12 digits so
-    that 0.1 steps give 0.3 and not 0.30000000000000004."""
-    return [round(float(v), 12) for v in np.linspace(low, high, points)]
 
 
 def _paired_p(a: Candidate, b: Candidate) -> tuple[float, float]:
@@ -93,7 +98,7 @@ def _update_p_values(candidates: Sequence[Candidate]) -> None:
         c.p_value = math.nan if c is leader else _paired_p(c, leader)[1]
 
 
-def _point_config(data: dict[str, Any], parameter: str, value: float, games: int,
+def _point_config(data: dict[str, Any], parameter: str, value: Any, games: int,
                   source: str) -> ExperimentConfig:
     point = copy.deepcopy(data)
     point.pop("tune", None)
@@ -103,24 +108,62 @@ def _point_config(data: dict[str, Any], parameter: str, value: float, games: int
     return parse_config(point, f"{source} (tune {parameter}={value})")
 
 
+def _candidates(data: dict[str, Any], settings: TuneConfig, source: str,
+                log: Callable[[str], None]) -> dict[Any, ExperimentConfig]:
+    """Each candidate value's config (the experiment with ``parameter`` set to it), in order;
+    refused in one line: a float grid that repeats a value, a float for an integer parameter."""
+    values = candidate_values(settings)
+    if settings.values is None and settings.kind == "float":
+        for i, value in enumerate(values[1:]):
+            if value == values[i]:
+                raise ConfigError(f"{source}: tune: low {settings.low} and high {settings.high} "
+                                  f"are too close for {settings.points} points: the grid gives "
+                                  f"{value_text(value)} twice (its values are rounded to 12 "
+                                  f"digits)")
+    if settings.kind == "int" and len(values) < settings.points:
+        log(f"tune: {settings.parameter} takes {len(values)} integers from {values[0]} to "
+            f"{values[-1]} ({settings.points} points rounded, each once): "
+            f"{', '.join(map(str, values))}")
+    configs = {}
+    for value in values:
+        try:
+            configs[value] = _point_config(data, settings.parameter, value,
+                                           settings.max_games, source)
+        except ConfigError:
+            if settings.values is None and settings.kind == "float" and \
+                    _takes(data, settings.parameter, round(value), source):
+                raise ConfigError(f"{source}: tune: {settings.parameter} takes integers "
+                                  f"({value!r} is refused): add kind: int to tune, or list "
+                                  f"the candidates in values") from None
+            raise
+    return configs
+
+
+def _takes(data: dict[str, Any], parameter: str, value: Any, source: str) -> bool:
+    """Whether the experiment is valid with ``parameter`` set to ``value``."""
+    try:
+        _point_config(data, parameter, value, 1, source)
+    except ConfigError:
+        return False
+    return True
+
+
 def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
          workers: int | None = None, log: Callable[[str], None] = print) -> list[Candidate]:
     """Run the search described by the config's ``tune`` section; write ``tune.csv``,
     ``tune.json`` and ``tune.png`` into the results folder and return the candidates."""
 
     if not data.get("tune"):
-        raise ConfigError(f"{source}: no 'tune' section (parameter, low, high, player, metric)")
-    settings = TuneConfig.model_validate(data["tune"])
+        raise ConfigError(f"{source}: no 'tune' section (parameter, player, metric, and low "
+                          f"and high or values)")
+    settings = parse_config(data, source).tune  # errors name the field, in one line
+    assert settings is not None
     if settings.metric not in METRICS:
         raise ConfigError(f"{source}: tune.metric: unknown metric {settings.metric!r}; "
                           f"allowed: {', '.join(METRICS)}")
-    if not settings.low < settings.high:
-        raise ConfigError(f"{source}: tune: low ({settings.low}) must be below high "
-                          f"({settings.high})")
     metric = settings.metric
-    values = grid_values(settings.low, settings.high, settings.points)
-    configs = {v: _point_config(data, settings.parameter, v, settings.max_games, source)
-               for v in values}
+    configs = _candidates(data, settings, source, log)
+    values = list(configs)
     first = configs[values[0]]
     if settings.player not in {name for name, _ in first.seats()}:
         raise ConfigError(f"{source}: tune.player: no player named {settings.player!r}; "
@@ -137,7 +180,7 @@ def tune(data: dict[str, Any], source: str, out: str | Path | None = None, *,
 
 
 def _search(settings: TuneConfig, metric: str,
-            configs: dict[float, ExperimentConfig], first: ExperimentConfig,
+            configs: dict[Any, ExperimentConfig], first: ExperimentConfig,
             candidates: list[Candidate], folder: Path, workers: int | None,
             log: Callable[[str], None]) -> None:
     from dixit_lab.run.runner import game_specs
@@ -163,7 +206,8 @@ def _search(settings: TuneConfig, metric: str,
         leader = search_leader(candidates)
         still = [c for c in candidates if c.alive]
         log(f"after {start} deals ({played} games): leader {settings.parameter}="
-            f"{leader.value:g} ({settings.metric} {leader.mean:.3f} ± {leader.half_width:.3f}); "
+            f"{value_text(leader.value)} ({settings.metric} {leader.mean:.3f} ± "
+            f"{leader.half_width:.3f}); "
             f"{len(still)} of {len(candidates)} candidates still in the race")
         write_outputs(folder, settings, candidates, played)
         if len(still) == 1:
@@ -196,7 +240,7 @@ def _play(config: ExperimentConfig, first: ExperimentConfig, batch: Sequence[Any
 
 
 def _confirm(settings: TuneConfig, metric: str,
-             configs: dict[float, ExperimentConfig], contenders: list[Candidate],
+             configs: dict[Any, ExperimentConfig], contenders: list[Candidate],
              workers: int | None, alpha: float,
              log: Callable[[str], None]) -> dict[str, Any] | None:
     """Every contender on the same ``confirm_games`` deals of a seed derived from the

@@ -29,6 +29,18 @@ def test_a_valid_config_and_its_derived_values():
     assert resolved["rules"]["resolved"]["hand_size"] == 6
 
 
+def test_a_tune_section_is_written_as_before_its_kind_and_values():
+    """config.yaml of a run whose tune section searches a float grid has the fields it had
+    (a folder written before ``kind`` and ``values`` still resumes)."""
+    tune = {"parameter": "players.1.params.target", "low": 0.1, "high": 0.9, "player": "amb"}
+    written = parse_config({**BASE, "tune": tune}).resolved()["tune"]
+    assert set(written) == {"parameter", "low", "high", "points", "player", "metric",
+                            "games_per_round", "max_games", "alpha", "confirm_games"}
+    listed = parse_config({**BASE, "tune": {**{k: v for k, v in tune.items() if k not in (
+        "low", "high")}, "values": [0.2, 0.4]}}).resolved()["tune"]
+    assert listed["values"] == [0.2, 0.4] and listed["low"] is None
+
+
 def test_shipped_configs_are_valid():
     from pathlib import Path
 

@@ -61,6 +61,14 @@ def test_grid_values_are_the_decimals_a_person_writes() -> None:
     assert [str(v) for v in grid_values(0.1, 0.9, 9)][2] == "0.3"  # not 0.30000000000000004
 
 
+def test_an_integer_grid_rounds_halves_up_and_keeps_each_integer_once() -> None:
+    from dixit_lab.run.tune_candidates import integer_grid
+
+    assert integer_grid(0, 5, 3) == [0, 3, 5]  # 0, 2.5, 5
+    assert integer_grid(1, 4, 9) == [1, 2, 3, 4]
+    assert integer_grid(0, 1000, 3) == [0, 500, 1000]
+
+
 def test_tune_errors(tmp_path):
     with pytest.raises(ConfigError, match="no 'tune' section"):
         tune({k: v for k, v in DATA.items() if k != "tune"}, "t.yaml", tmp_path)
@@ -264,3 +272,100 @@ def test_a_clearly_worse_candidate_is_dropped():
     bad.by_deal = dict(enumerate(luck + rng.normal(0, 0.3, 100)))
     _eliminate([good, bad], 0.05, 10, 1)
     assert good.alive and not bad.alive and bad.dropped_after == 1 and bad.p_value < 0.005
+
+
+class Ranked(Idle):
+    """An integer parameter (``rank``), ignored: every rank plays the very same games."""
+
+    def __init__(self, rank: int = 1) -> None:
+        super().__init__(0.0)
+        self.rank = rank
+
+
+QUICK = {"name": "kinds", "seed": 5, "rules": "classic", "deck": "numbered-84",
+         "players": [{"name": "teller", "agent": "tests.run.test_tuning:Ranked",
+                      "params": {"rank": 1}},
+                     {"name": "reader", "agent": "random", "count": 3}],
+         "games": 10, "executor": {"kind": "local"}}
+
+
+def test_an_int_parameter_is_searched_over_integers_each_once(tmp_path):
+    """``kind: int``: the grid's values rounded to integers, a value met twice kept once (9
+    points from 1 to 4 are 1, 2, 3, 4), and the agent gets ints (it refused 1.0)."""
+    said: list[str] = []
+    data = {**QUICK, "tune": {"parameter": "players.0.params.rank", "kind": "int", "low": 1,
+                              "high": 4, "points": 9, "player": "teller",
+                              "games_per_round": 10, "max_games": 80, "confirm_games": 10}}
+    candidates = tune(data, "t.yaml", tmp_path, log=said.append)
+    assert [c.value for c in candidates] == [1, 2, 3, 4]
+    assert all(type(c.value) is int for c in candidates)
+    assert said[0] == ("tune: players.0.params.rank takes 4 integers from 1 to 4 (9 points "
+                       "rounded, each once): 1, 2, 3, 4")
+    assert [row["value"] for row in read_rows(tmp_path)] == ["1", "2", "3", "4"]
+    summary = json.loads((tmp_path / "tune.json").read_text())
+    assert summary["still_in_race"] == [1, 2, 3, 4] and summary["verdict"] == "tied"
+
+
+def test_an_int_parameter_without_kind_int_is_named(tmp_path):
+    data = {**QUICK, "tune": {"parameter": "players.0.params.rank", "low": 1, "high": 4,
+                              "points": 4, "player": "teller"}}
+    with pytest.raises(ConfigError, match=r"^t.yaml: tune: players.0.params.rank takes "
+                                          r"integers \(1.0 is refused\): add kind: int to "
+                                          r"tune, or list the candidates in values$"):
+        tune(data, "t.yaml", tmp_path, log=lambda _: None)
+    assert not (tmp_path / "tune.csv").exists()
+
+
+def test_a_categorical_parameter_is_searched_over_its_values(tmp_path, capsys):
+    """``values``: the candidates as listed, here two agents for the teller's seat; every
+    output names them as given."""
+    import yaml
+
+    teller = "tests.run.test_tuning:Idle"
+    data = {**QUICK, "players": [{"name": "teller", "agent": "random"}, *QUICK["players"][1:]],
+            "tune": {"parameter": "players.0.agent", "values": ["random", teller],
+                     "player": "teller", "games_per_round": 10, "max_games": 40,
+                     "confirm_games": 10}}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["tune", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads((tmp_path / "out" / "tune.json").read_text())
+    in_race = summary["still_in_race"]
+    assert set(in_race) <= {"random", teller} and in_race
+    assert [row["value"] for row in read_rows(tmp_path / "out")] == ["random", teller]
+    if summary["verdict"] == "tied":
+        assert f"tied: random, {teller} cannot be separated" in out
+        title = f"tied, cannot be separated: random, {teller}"
+    else:
+        assert f"best value: {in_race[0]}: " in out
+        title = f"best value: {in_race[0]}"
+    with Image.open(tmp_path / "out" / "tune.png") as png:
+        assert png.text["Title"] == title
+
+
+@pytest.mark.parametrize(("grid", "message"), [
+    ({"values": [0.5, 0.5, 0.5]}, r"tune.values: 0.5 is given twice"),
+    ({"values": [1, 2.0, 2]}, r"tune.values: 2.0 and 2 are the same candidate"),
+    ({"low": 0.5, "high": 0.5000000000001, "points": 3},
+     r"tune: low 0.5 and high 0.5000000000001 are too close for 3 points: the grid gives 0.5 "
+     r"twice"),
+    ({"values": [0.5]}, r"tune.values: List should have at least 2 items"),
+    ({"values": [0.5, float("inf")]}, r"tune.values: .*must be a finite number, got inf"),
+    ({"low": 0.1, "high": float("inf")}, r"tune.high: Input should be a finite number"),
+    ({"low": float("nan"), "high": 0.9}, r"tune.low: Input should be a finite number"),
+    ({"values": [0.1, 0.9], "low": 0.1}, r"tune: values lists the candidates: leave out low"),
+    ({"values": [0.1, [0.9]]}, r"tune.values: .*a candidate is one value"),
+    ({"points": 3}, r"tune: give low and high \(a grid of points\), or values"),
+    ({"kind": "int", "low": 0.5, "high": 3}, r"tune: kind int needs integers for low and "
+                                             r"high, got 0.5"),
+])
+def test_candidates_that_are_not_distinct_finite_values_are_refused(tmp_path, grid, message):
+    """One line naming the field, before any game: identical candidates were each played and
+    reported tied with themselves; an infinite one was played."""
+    settings = {k: v for k, v in DATA["tune"].items() if k not in ("low", "high", "points")}
+    data = {**DATA, "tune": {**settings, **grid}}
+    with pytest.raises(ConfigError, match=message) as info:
+        tune(data, "t.yaml", tmp_path, log=lambda _: None)
+    assert len(str(info.value).splitlines()) == 1 and str(info.value).startswith("t.yaml: ")
+    assert not (tmp_path / "tune.csv").exists()
