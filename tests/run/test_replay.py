@@ -69,7 +69,7 @@ def test_a_difference_says_when_another_version_played(tmp_path, monkeypatch, ca
     capsys.readouterr()
     assert main(["replay", str(folder), "--executor", "local", "--quiet"]) == 1
     out = capsys.readouterr().out.strip()
-    assert out.startswith("DIFFERENT after 1 game(s): game 0, round 2, field clue: recorded "
+    assert out.startswith("DIFFERENT after 1 game(s): game 0, round 3, field clue: recorded "
                           "'valley', replayed 'meadow' (the games were played by dixit_lab "
                           "0.0.9 (code "), out
     assert out.endswith(f"); this is dixit_lab 0.1.0 (code {header['dixit_lab_code'][:12]}))")
