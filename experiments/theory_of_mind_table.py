@@ -25,7 +25,7 @@ import pandas as pd
 import yaml
 
 from dixit_lab.core.agent import make_agent
-from dixit_lab.run.sweep_folder import sweep_points
+from dixit_lab.records.sweeps import sweep_points
 from dixit_lab.stats.intervals import PairedDifference, paired_difference
 from dixit_lab.stats.sweep_pairs import per_game_values
 

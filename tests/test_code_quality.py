@@ -78,9 +78,19 @@ def test_no_import_circles_not_even_through_imports_inside_functions_or_for_type
             visit(name, [name])
 
 
-def test_every_module_is_under_500_lines():
-    """Files with one job: no module of the package or of the built-in agents reaches 500
-    lines (split it by job when it grows)."""
+#: a module past this many lines is a prompt to look for a second job (docs/architecture.md,
+#: "Long modules"), not a limit: one thought is never split to meet a number
+LONG_MODULE = 600
+
+
+def test_every_long_module_says_why_it_is_one_job():
+    """Files with one job: a module of the package or of the built-in agents past
+    LONG_MODULE lines is named in docs/architecture.md's "Long modules", with why it holds
+    one job (or it is split by job)."""
     sizes = {str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
              for folder in ("dixit_lab", "agents") for path in (ROOT / folder).rglob("*.py")}
-    assert {path: n for path, n in sizes.items() if n >= 500} == {}
+    architecture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    listed = architecture.split("## Long modules", 1)[1].split("\n## ", 1)[0] \
+        if "## Long modules" in architecture else ""
+    long = {path: n for path, n in sizes.items() if n > LONG_MODULE}
+    assert {path: n for path, n in long.items() if f"`{path}`" not in listed} == {}
