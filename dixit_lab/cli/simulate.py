@@ -15,7 +15,7 @@ __all__ = ["add_commands"]
 def cmd_simulate(args: argparse.Namespace) -> int:
     from dixit_lab.core.agent import make_agent
     from dixit_lab.core.cards import load_deck
-    from dixit_lab.core.rules import get_rules
+    from dixit_lab.core.rules import IllegalAction, get_rules
     from dixit_lab.core.seeding import game_seed
     from dixit_lab.engine.game import play_game
     from dixit_lab.plugins.spec import parse_assignment, split_specs
@@ -36,13 +36,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     deck = load_deck(args.deck)
     agents = [make_agent(spec) for spec in specs]
     records = []
+    stopped = None
     with progress(total=args.games, desc="games", unit="game") as bar:
         for index in range(args.games):
-            records.append(play_game(agents, rules, deck, game_seed(args.seed, index),
-                                     on_illegal=args.on_illegal, meta={"game": index}))
+            try:
+                records.append(play_game(agents, rules, deck, game_seed(args.seed, index),
+                                         on_illegal=args.on_illegal, meta={"game": index}))
+            except IllegalAction as error:  # --on-illegal raise: the agent's fault, one line
+                stopped = (f"game {index}: {error} (--on-illegal fallback plays a legal move "
+                           f"instead and counts the fault)")
+                break
             bar.update(1)
-    if args.out:
+    if args.out and (records or stopped is None):
         write_jsonl(records, args.out)
+    if stopped is not None:
+        kept = f"; the {len(records)} games before it are in {args.out}" if (
+            args.out and records) else ""
+        raise UserError(stopped + kept)
     _print_summary(records)
     _check_faults(records, args.max_fault_share)
     return 0

@@ -186,3 +186,31 @@ def test_simulate_says_each_seats_faults_and_fails_over_the_limit(capsys):
     with pytest.raises(SystemExit):
         main(["simulate", "--max-fault-share", "2"])
     assert "must be from 0 to 1, got 2" in capsys.readouterr().err
+
+
+def test_simulate_names_a_broken_agent_in_one_line_and_keeps_the_games_before(capsys,
+                                                                               tmp_path):
+    """--on-illegal raise (the default): an agent that raises after a game or more stops the
+    command with one line naming the game, seat and agent (it was a traceback), the games
+    before it written to --out."""
+    agent = tmp_path / "late.py"
+    agent.write_text("from dixit_lab_agents.random_agent import RandomAgent\n"
+                     "class Late(RandomAgent):\n"
+                     "    votes = 0\n"
+                     "    def vote(self, view):\n"
+                     "        Late.votes += 1\n"
+                     "        if Late.votes > 2 * 11 * 3:\n"
+                     "            raise RuntimeError('worn out')\n"
+                     "        return super().vote(view)\n", encoding="utf-8")
+    out = tmp_path / "games.jsonl"
+    code = main(["simulate", "--players", "4", "--agents", f"{agent}:Late", "--games", "5",
+                 "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    import re
+
+    stopped = re.search(r"game (\d+): seat \d \(agent .*late.py:Late\), round \d+, vote", err)
+    assert stopped and int(stopped[1]) >= 1, err
+    assert "worn out" in err and "--on-illegal fallback" in err
+    assert f"the {stopped[1]} games before it are in {out}" in err
+    assert len(list(read_jsonl(out))) == int(stopped[1])
