@@ -14,8 +14,9 @@ its config at several seeds and the figures are the spread over them.
 
 Groups: quickstart (seconds), storytellers, noisy, table_sizes, listener_fit (read from the
 shipped listener model, no game played), theory_of_mind (the storyteller configs'
-theory_of_mind points, on the reference engine) and tom_table (the largest: 68 points of the
-reference engine). ``scripts/figure_runs.py`` plays the configs; ``tests/test_figures.py``
+theory_of_mind points, on the reference engine), tom_table (the largest: 68 points of the
+reference engine) and pair_coverage (the rating intervals' coverage study, minutes).
+``scripts/figure_runs.py`` plays the configs; ``tests/test_figures.py``
 checks the docs against ``docs/figures.json`` and re-runs the quickstart group.
 """
 
@@ -398,10 +399,30 @@ def listener_fit(scratch: Path) -> dict[str, Any]:
             "model": str(model.relative_to(ROOT))}
 
 
+def pair_coverage(scratch: Path) -> dict[str, Any]:
+    """The coverage study of the rating intervals (``benchmarks/coverage_pairs.py`` at its
+    defaults): identical twins over 400 fresh tournaments a setting; no results folder."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from coverage_pairs import SCHEDULES, coverage
+
+    rows = ["| schedule | games | pair intervals holding 0 | player intervals holding 0 |",
+            "|---|---|---|---|"]
+    figures: Figures = {}
+    for schedule in SCHEDULES:
+        for games in (30, 200):
+            c = coverage(schedule, games, 400)
+            rows.append(f"| {schedule} | {games} | {c.pairs:.1%} (± {c.pairs_se:.1%}) | "
+                        f"{c.players:.1%} (± {c.players_se:.1%}) |")
+            figures[f"{schedule}.{games}.pairs"] = figure(f"{c.pairs:.1%}", c.pairs)
+            figures[f"{schedule}.{games}.players"] = figure(f"{c.players:.1%}", c.players)
+    return {"configs": ["benchmarks/coverage_pairs.py"], "seeds": ["10000-10399"],
+            "figures": figures, "tables": {"coverage": figure("\n".join(rows))}}
+
+
 GROUPS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "quickstart": quickstart, "storytellers": storytellers, "noisy": noisy,
     "theory_of_mind": theory_of_mind, "listener_fit": listener_fit,
-    "table_sizes": table_sizes, "tom_table": tom_table}
+    "table_sizes": table_sizes, "tom_table": tom_table, "pair_coverage": pair_coverage}
 
 
 #: groups that play into another group's scratch folder (the same sweeps' points)

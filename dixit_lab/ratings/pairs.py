@@ -2,9 +2,11 @@
 
 Readers compare players two at a time, and two overlapping per-player intervals do not mean
 the difference is uncertain (the strengths of one fit are correlated). For every pair of
-names this table gives the difference of Bradley–Terry strengths ``a - b`` with a percentile
-interval over the same game-resampling bootstrap as ``ratings.csv`` (the difference computed
-within each replicate), the probability that a seat of ``a`` finishes above a seat of ``b``
+names this table gives the difference of Bradley–Terry strengths ``a - b`` with an interval
+from the same game-resampling bootstrap as ``ratings.csv`` (the difference computed within
+each replicate; the difference plus or minus the normal quantile times the replicates'
+standard deviation, :func:`~dixit_lab.ratings.plackett_luce.bootstrap_interval`), the
+probability that a seat of ``a`` finishes above a seat of ``b``
 (with the same interval), and the bootstrap share of replicates in which ``a`` is stronger.
 """
 
@@ -18,7 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from dixit_lab.ratings.plackett_luce import strength_replicates_data
+from dixit_lab.ratings import BOOTSTRAP
+from dixit_lab.ratings.plackett_luce import bootstrap_interval, strength_replicates_data
 
 if TYPE_CHECKING:
     from dixit_lab.ratings.data import RatingData
@@ -30,7 +33,7 @@ PAIR_COLUMNS = ("player_a", "player_b", "difference", "ci_low", "ci_high",
 
 
 def rating_pairs(games: Iterable[tuple[Sequence[str], Sequence[float]]], *,
-                 bootstrap: int = 200, seed: int = 0, confidence: float = 0.95
+                 bootstrap: int = BOOTSTRAP, seed: int = 0, confidence: float = 0.95
                  ) -> pd.DataFrame:
     """One row per pair of names, the stronger first (by fitted strength), columns
     :data:`PAIR_COLUMNS`. ``bootstrap`` 0 gives NaN intervals."""
@@ -41,7 +44,7 @@ def rating_pairs(games: Iterable[tuple[Sequence[str], Sequence[float]]], *,
                              confidence=confidence)
 
 
-def rating_pairs_data(data: RatingData, *, bootstrap: int = 200, seed: int = 0,
+def rating_pairs_data(data: RatingData, *, bootstrap: int = BOOTSTRAP, seed: int = 0,
                       confidence: float = 0.95,
                       replicates: tuple[np.ndarray, np.ndarray] | None = None
                       ) -> pd.DataFrame:
@@ -55,7 +58,6 @@ def rating_pairs_data(data: RatingData, *, bootstrap: int = 200, seed: int = 0,
     else:
         strength, boot = replicates
     names = data.names
-    alpha = 1.0 - confidence
     order = sorted(range(len(names)), key=lambda i: (-strength[i], names[i]))
     rows = []
     for i, j in combinations(order, 2):
@@ -63,8 +65,7 @@ def rating_pairs_data(data: RatingData, *, bootstrap: int = 200, seed: int = 0,
         if bootstrap > 0:
             both = boot[:, i] - boot[:, j]
             both = both[np.isfinite(both)]
-            low, high = np.quantile(both, [alpha / 2, 1 - alpha / 2]) if both.size else (
-                np.nan, np.nan)
+            low, high = (float(x) for x in bootstrap_interval(difference, both, confidence))
             share = float((both > 0).mean()) if both.size else np.nan
         else:
             low = high = share = np.nan

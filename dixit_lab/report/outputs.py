@@ -21,6 +21,7 @@ import yaml
 from dixit_lab.atomic import atomic_write_text, folder_staging, replace_folder
 from dixit_lab.errors import ConfigError
 from dixit_lab.progress import stage
+from dixit_lab.ratings import BOOTSTRAP
 from dixit_lab.records.files import find_records
 from dixit_lab.stats.game_stats import GameStats, batch_stats
 from dixit_lab.stats.round_table import ROUNDS_DATASET
@@ -117,7 +118,7 @@ def rebuild_stats(folder: Path, games_path: Path, show_progress: bool = False) -
     return stats
 
 
-def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = 200,
+def write_tables(folder: str | Path, run: Any = None, *, bootstrap: int = BOOTSTRAP,
                  stats: GameStats | None = None, show_progress: bool = False) -> None:
     """Compute and write every table and the report of ``folder``.
 
