@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from dixit_lab.core import rules as core_rules
 from dixit_lab.core.rules import RuleSet
 from dixit_lab.listener.hand_survival import HandDynamics, pool_laws, softmax_teller
 from dixit_lab.listener.tables import (
@@ -279,8 +280,15 @@ def expected_storyteller_points(p: np.ndarray | float, voters: int, rules: RuleS
         all_found = all_found + 0.5 * n * (n - 1) * p_low * v
         none_found = none_found + 0.5 * n * (n - 1) * q_low * v
     some = np.clip(1.0 - all_found - none_found, 0.0, 1.0)
-    points = rules.storyteller_points * some
-    if rules.lone_finder_points is not None and n >= 2:
+    # the points by number of finders are the rules' (search_points): 0 .. n finders
+    table = core_rules.search_points(rules, n + 1)[0]
+    # some found it but not one alone (read at 4 players when this table has no such case)
+    usual = core_rules.search_points(rules, max(n + 1, 4))[0][2]
+    lone = table[1] if n >= 2 else usual
+    if any(table[finders] != usual for finders in range(2, n)):  # a rule this form cannot hold
+        return _binomial_points(p, n, table, variance if has_variance else None)
+    points = usual * some
+    if lone != usual and n >= 2:
         one = n * p * q_low * q
         if has_variance:
             # d²/dp² of n p (1-p)^(n-1)
@@ -288,7 +296,31 @@ def expected_storyteller_points(p: np.ndarray | float, voters: int, rules: RuleS
                                        if n >= 3 else -2.0 * np.ones_like(p))
             one = one + 0.5 * curvature * v
         one = np.clip(one, 0.0, 1.0)
-        points = points + (rules.lone_finder_points - rules.storyteller_points) * one
+        points = points + (lone - usual) * one
+    if table[0]:  # (0 under every rule so far: nothing added, the same floats)
+        points = points + table[0] * none_found
+    if table[n]:
+        points = points + table[n] * all_found
+    return np.asarray(points)
+
+
+def _binomial_points(p: np.ndarray, n: int, table: Sequence[int],
+                     variance: np.ndarray | float | None) -> np.ndarray:
+    """The expected points of ``table`` (points by number of finders) over the binomial law
+    of ``n`` listeners finding with probability ``p``, to second order in ``variance``."""
+    from math import comb
+
+    points = np.zeros_like(p)
+    for finders, value in enumerate(table):
+        if not value:
+            continue
+        law = comb(n, finders) * _power(p, finders) * _power(1.0 - p, n - finders)
+        if variance is not None:  # d²/dp² of C p^k q^(n-k), by finite differences of p
+            h = 1e-4
+            up = comb(n, finders) * _power(p + h, finders) * _power(1.0 - p - h, n - finders)
+            down = comb(n, finders) * _power(p - h, finders) * _power(1.0 - p + h, n - finders)
+            law = law + 0.5 * (up - 2.0 * law + down) / (h * h) * variance
+        points = points + value * np.clip(law, 0.0, 1.0)
     return np.asarray(points)
 
 

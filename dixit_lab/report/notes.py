@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from dixit_lab.core import rules as core_rules
+from dixit_lab.core.rules import RuleSet
 from dixit_lab.report.markdown import html_text
 
 __all__ = ["pairs_section", "reading_notes"]
@@ -52,7 +54,7 @@ def _pct(rate: float) -> str:
     return f"{100 * rate:.0f}%"
 
 
-def _random_note(agents: pd.DataFrame) -> str | None:
+def _random_note(agents: pd.DataFrame, rules: RuleSet | None) -> str | None:
     """What a `random` listener does to the storytellers' outcomes, in this folder's numbers:
     its finds against chance, and the storyteller whose clues everyone else found most."""
     specs = agents.get("agent", pd.Series(dtype=str)).astype(str)
@@ -65,8 +67,12 @@ def _random_note(agents: pd.DataFrame) -> str | None:
     if pd.notna(row.get("listener_accuracy")) and pd.notna(row.get("listener_chance")):
         text += (f": it found the storyteller's card in {_pct(row['listener_accuracy'])} of "
                  f"its votes, where chance is {_pct(row['listener_chance'])}")
-    text += (". A clue that every other listener finds still ends \"some but not all\" when "
-             "it misses, and then the storyteller scores 3 instead of 0")
+    if rules is not None:  # the folder's rules: some found it, against all found it
+        teller = core_rules.search_points(rules, 4)[0]
+        if teller[2] != teller[-1]:
+            text += (". A clue that every other listener finds still ends \"some but not all\" "
+                     f"when it misses, and then the storyteller scores {teller[2]} instead of "
+                     f"{teller[-1]}")
     others = agents[(specs.str.split("(").str[0] != "random")
                     & (agents.get("storyteller_turns", 0) > 0)]
     if "all_found_rate" in others and others["all_found_rate"].notna().any():
@@ -104,10 +110,11 @@ def _prediction_note(agents: pd.DataFrame) -> str | None:
             + "; ".join(parts) + " (find_calibration.csv bins the turns by prediction).")
 
 
-def reading_notes(agents: pd.DataFrame) -> list[str]:
+def reading_notes(agents: pd.DataFrame, rules: RuleSet | None = None) -> list[str]:
     """Warnings that apply to this run's players, each stated in the run's own numbers
-    (``agents`` is the folder's ``agents.csv``)."""
-    notes = [note for note in (_random_note(agents), _prediction_note(agents)) if note]
+    (``agents`` is the folder's ``agents.csv``) and its ``rules`` (None: unknown, the
+    sentences that need them left out)."""
+    notes = [note for note in (_random_note(agents, rules), _prediction_note(agents)) if note]
     if not notes:
         return []
     return ["## Reading notes", "", *[f"- {note}" for note in notes], ""]

@@ -11,6 +11,8 @@ from typing import Any
 import pandas as pd
 
 from dixit_lab.atomic import atomic_write_text
+from dixit_lab.core.rules import RuleSet, get_rules
+from dixit_lab.errors import UserError
 from dixit_lab.report.faults import SeatFaults, fault_text, folder_faults
 from dixit_lab.report.markdown import (
     experiment_of,
@@ -33,6 +35,20 @@ __all__ = ["write_report"]
 
 
 # -- the report of one results folder --------------------------------------------------------
+
+
+def _folder_rules(config: Any) -> RuleSet | None:
+    """The rules a folder's ``config.yaml`` names (a preset, or a preset and options), None
+    when it names none that can be made (a sweep over presets, a damaged config)."""
+    rules = experiment_of(config).get("rules") if isinstance(config, dict) else None
+    try:
+        if isinstance(rules, str):
+            return get_rules(rules)
+        if isinstance(rules, dict):
+            return get_rules(str(rules.get("preset", "classic")), **(rules.get("options") or {}))
+    except (UserError, TypeError, ValueError):
+        return None
+    return None
 
 
 def _run_lines(agents: pd.DataFrame, summary: dict[str, Any], config: dict[str, Any],
@@ -279,7 +295,7 @@ def write_report(results_dir: Path) -> Path:
                   "Full table: [ratings.csv](ratings.csv).", "", _ratings_markdown(ratings), ""]
         parts += pairs_section(folder)
     if len(agents):
-        parts += reading_notes(agents)
+        parts += reading_notes(agents, _folder_rules(config))
     calibration = _calibration_section(folder, agents)
     if plot_links:
         parts += ["## Plots", ""]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from dixit_lab.core import rules as core_rules
 from dixit_lab.core.rules import RuleSet
 
 __all__ = ["DECISION_FIELDS", "DEFAULT_TEMPLATES", "Templates", "answer_schema", "table_fields"]
@@ -26,8 +27,9 @@ SYSTEM = (
     "these cards are shuffled and laid out face up, numbered. The other players then vote "
     "for the card they think is the storyteller's; {vote_rule_text}. "
     "Scoring: if all or none of the voters find the storyteller's card, the storyteller scores "
-    "0 and every other player {all_or_none_points}{all_found_text}; otherwise the storyteller "
-    "scores {storyteller_points} and every finder {finder_points}{lone_finder_text}. "
+    "{all_or_none_storyteller_text} and every other player {all_or_none_points}"
+    "{all_found_text}; otherwise the storyteller scores {storyteller_points} and every finder "
+    "{finder_points}{lone_finder_text}. "
     "{bonus_text}So the best clue is found by some players but not by all. {end_text}"
     "Always answer with the JSON object asked for, and nothing else."
 )
@@ -119,7 +121,8 @@ def _check(kind: str, template: str) -> None:
 DEFAULT_TEMPLATES = Templates()
 
 TABLE_FIELDS = ("n_players", "me", "hand_size", "cards_per_player", "per_player_text",
-                "displayed", "all_or_none_points", "all_found_points", "all_found_text",
+                "displayed", "all_or_none_storyteller_text", "all_or_none_points",
+                "all_found_points", "all_found_text",
                 "storyteller_points", "finder_points",
                 "lone_finder_points", "lone_finder_text", "vote_bonus_cap", "cap_text",
                 "vote_bonus_points", "vote_bonus_text", "bonus_text", "vote_rule_text",
@@ -130,6 +133,8 @@ def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
     """The fields every template may use: the table and the rules in force."""
     per = rules.cards_per_player(n_players)
     lone = rules.lone_finder_points
+    teller = core_rules.search_points(rules, n_players)[0]  # the storyteller's points by finders
+    none_found, all_found_teller = teller[0], teller[-1]
     cap = rules.vote_bonus_cap
     target = rules.target_score
     all_found = rules.all_found_points
@@ -146,6 +151,8 @@ def table_fields(rules: RuleSet, n_players: int, seat: int) -> dict[str, Any]:
         "cards_per_player": per,
         "per_player_text": "a card" if per == 1 else f"{per} cards",
         "displayed": rules.displayed_cards(n_players),
+        "all_or_none_storyteller_text": str(none_found) if none_found == all_found_teller
+        else f"{none_found} when none find it and {all_found_teller} when all do",
         "all_or_none_points": rules.all_or_none_points,
         "all_found_points": all_found,
         "all_found_text": "" if all_found is None else
