@@ -38,6 +38,7 @@ from typing import Any
 from dixit_lab.core.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
 from dixit_lab.engine.channel import Channel, ChannelError
 from dixit_lab.engine.trust import AgentInfo, Isolation, Limits
+from dixit_lab.text_rule import CLUE_CHARS, RECORD_MESSAGE_CHARS, safe_message, shown_message
 
 __all__ = ["IsolatedAgent", "isolated_info", "isolated_spec"]
 
@@ -45,7 +46,6 @@ _START_TIMEOUT = 120.0     # seconds for a child to import its agent and answer 
 _CHILDREN: weakref.WeakSet[_ProcessChild] = weakref.WeakSet()
 _THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 _MAX_UNPERCEIVED = 16      # clue texts a reply may say its agent could not perceive
-_MAX_CLUE_TEXT = 4096      # characters of each
 
 
 class _ChildGone(Exception):
@@ -70,14 +70,15 @@ class _Endpoint:
             gone = self.gone(error, timeout)  # (asked before stopping: how did it end?)
             self.stop()
             raise gone from None
-        except ValueError:
+        except (ValueError, RecursionError):  # (RecursionError: nested too deep to parse)
             self.stop()
             raise _ChildGone("crashed", "the agent's process sent a reply that is not "
                                         "JSON; it was stopped") from None
-        if not isinstance(reply, dict):
+        problem = _envelope_problem(reply)
+        if problem is not None:
             self.stop()
-            raise _ChildGone("crashed", "the agent's process sent a malformed reply; it was "
-                                        "stopped")
+            raise _ChildGone("crashed", f"the agent's process sent a malformed reply "
+                                        f"({problem}); it was stopped")
         return reply
 
     def gone(self, error: ChannelError, timeout: float) -> _ChildGone:
@@ -168,6 +169,26 @@ class _SandboxChild(_Endpoint):
         self.game.stop()
 
 
+def _envelope_problem(reply: Any) -> str | None:
+    """What is wrong with the frame of a child's reply (None: it is as ``serve`` writes
+    them): an object whose ``error`` is [exception type, message] (two strings), ``clue``
+    [card, text] (any values: the engine checks them as an answer) and ``illegal`` a
+    string. What is inside ``ok`` and ``clue`` is the agent's answer, checked by the engine
+    (:mod:`dixit_lab.engine.answer_checks`) like any agent's."""
+    if not isinstance(reply, dict):
+        return f"a {type(reply).__name__}, not an object"
+    error = reply.get("error")
+    if "error" in reply and not (type(error) is list and len(error) == 2
+                                 and all(type(part) is str for part in error)):
+        return "its error is not [type, message]"
+    clue = reply.get("clue")
+    if "clue" in reply and not (type(clue) is list and len(clue) == 2):
+        return "its clue is not [card, text]"
+    if "illegal" in reply and type(reply["illegal"]) is not str:
+        return "its illegal answer is not a string"
+    return None
+
+
 @atexit.register
 def _stop_children() -> None:
     for child in list(_CHILDREN):
@@ -230,7 +251,7 @@ def _make(child: _Endpoint, spec: str, timeout: float = _START_TIMEOUT) -> Agent
     path = list(sys.path) if isinstance(child, _ProcessChild) else None  # (a sandbox's is set)
     reply = child.call("make", (spec, path), timeout)
     if "error" in reply:
-        raise AgentSpecError(str(reply["error"][1]))
+        raise AgentSpecError(shown_message(reply["error"][1], RECORD_MESSAGE_CHARS))
     try:
         return AgentInfo.from_json(reply.get("ok"))
     except ValueError as error:
@@ -351,13 +372,14 @@ class IsolatedAgent(Agent):
             self._child, self._stopped = None, gone.kind
             raise AgentFailure(gone.kind, str(gone)) from None
         self._heard(reply.get("unperceived"))
-        if "error" in reply:
+        if "error" in reply:  # (the frame checked: two strings; the message cut)
             kind, message = reply["error"]
-            raise AgentFailure("raised", f"the agent raised {kind}: {message}")
+            raise AgentFailure("raised", safe_message(f"the agent raised {kind[:100]}: "
+                                                      f"{message[:RECORD_MESSAGE_CHARS]}"))
         if "clue" in reply:
             card, text = reply["clue"]
             return Clue(card, text)
-        return reply["ok"] if "ok" in reply else _Raw(str(reply.get("illegal", "?")))
+        return reply["ok"] if "ok" in reply else _Raw(str(reply.get("illegal", "?"))[:200])
 
     def _check_cpu(self, child: _Endpoint) -> None:
         """``isolation: process``: the game's CPU budget, measured from outside (a sandbox's
@@ -377,7 +399,7 @@ class IsolatedAgent(Agent):
         at a time: anything else is ignored) to this game's context."""
         if isinstance(texts, list) and self._context is not None:
             for text in texts[:_MAX_UNPERCEIVED]:
-                if isinstance(text, str) and len(text) <= _MAX_CLUE_TEXT:
+                if isinstance(text, str) and len(text) <= CLUE_CHARS:
                     self._context.cannot_perceive(text)
 
     # -- the agent API -----------------------------------------------------------------------
