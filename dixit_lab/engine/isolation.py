@@ -37,6 +37,7 @@ from typing import Any
 
 from dixit_lab.core.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
 from dixit_lab.engine.channel import Channel, ChannelError
+from dixit_lab.engine.child_stderr import SeatStderr, StderrRelay
 from dixit_lab.engine.trust import AgentInfo, Isolation, Limits
 from dixit_lab.text_rule import CLUE_CHARS, RECORD_MESSAGE_CHARS, safe_message, shown_message
 
@@ -104,13 +105,16 @@ class _Endpoint:
 class _ProcessChild(_Endpoint):
     """``isolation: process``: one child process and its two pipes."""
 
-    def __init__(self, limits: Limits | None) -> None:
+    def __init__(self, limits: Limits | None, stderr: SeatStderr) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-m", "dixit_lab.engine.isolation_child"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, cwd=os.getcwd(), env=dict(_THREADS))
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=os.getcwd(), env=dict(_THREADS))
         self.owner = os.getpid()  # a forked worker inherits this object, not the child
         _CHILDREN.add(self)
         assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stderr is not None  # read in bounded chunks, escaped, by seat
+        self.stderr = StderrRelay(os.dup(self.process.stderr.fileno()), stderr)
+        self.process.stderr.close()
         self.channel = Channel(self.process.stdout.fileno(), self.process.stdin.fileno())
         try:
             self.channel.send(pickle.dumps(limits), time.monotonic() + _START_TIMEOUT)
@@ -220,16 +224,20 @@ def _files(spec: str, isolation: Isolation, deck: str | None) -> list[tuple[Path
 _SPARES: dict[tuple[Any, ...], Any] = {}
 
 
-def _sandbox(spec: str, isolation: Isolation, deck: str | None) -> Any:
-    """A sandbox for ``spec``'s seat: a spare one like it, else a new one."""
+def _sandbox(spec: str, isolation: Isolation, deck: str | None,
+             stderr: SeatStderr | None = None) -> Any:
+    """A sandbox for ``spec``'s seat: a spare one like it, else a new one; its stderr goes
+    to ``stderr`` (the seat's), else is shown under the spec."""
     from dixit_lab.engine.sandbox import Sandbox, _preload
 
     files, preload = _files(spec, isolation, deck), _preload(spec)
     key = (spec, tuple(files), tuple(preload), isolation.budget, os.getpid())
+    seat = stderr or SeatStderr(spec)
     spare = _SPARES.pop(key, None)
     if spare is not None and spare.alive:
+        spare.stderr.seat = seat
         return spare
-    sandbox = Sandbox(files, preload, isolation.budget, spec if preload else None)
+    sandbox = Sandbox(files, preload, isolation.budget, spec if preload else None, seat)
     sandbox.spare_key = key
     return sandbox
 
@@ -244,7 +252,7 @@ def _start(spec: str, isolation: Isolation, deck: str | None) -> tuple[_Endpoint
             return _SandboxChild(sandbox.game()), sandbox
         except SandboxError as error:
             raise AgentSpecError(f"agent {spec!r}: {error}") from None
-    return _ProcessChild(isolation.limits), None
+    return _ProcessChild(isolation.limits, SeatStderr(spec)), None
 
 
 def _make(child: _Endpoint, spec: str, timeout: float = _START_TIMEOUT) -> AgentInfo:
@@ -300,6 +308,7 @@ class IsolatedAgent(Agent):
         self.info = isolated_info(spec, isolation, deck)
         self.spec = self.info.spec
         self._written = spec
+        self._stderr = SeatStderr(spec)  # its name: the seat's, once it plays
         self._child: _Endpoint | None = None
         self._sandbox: Any = None
         self._decks: set[str] = set()        # the decks the current child holds
@@ -326,7 +335,8 @@ class IsolatedAgent(Agent):
 
             try:
                 if self._sandbox is None or not self._sandbox.alive:
-                    self._sandbox = _sandbox(self._written, self.isolation, self.deck_spec)
+                    self._sandbox = _sandbox(self._written, self.isolation, self.deck_spec,
+                                             self._stderr)
                 self._sandbox.add_deck(context.deck.fingerprint, context.deck)
                 self._sandbox.warm(context.deck.fingerprint, context.n_players, context.rules,
                                    context.agents)
@@ -336,7 +346,7 @@ class IsolatedAgent(Agent):
             self._decks = set(self._sandbox.decks)
         else:
             try:
-                child = _ProcessChild(self.isolation.limits)
+                child = _ProcessChild(self.isolation.limits, self._stderr)
             except _ChildGone as gone:
                 raise AgentFailure("crashed", str(gone)) from None
             self._decks = set()
@@ -407,6 +417,8 @@ class IsolatedAgent(Agent):
     def begin_game(self, context: GameContext) -> None:
         self._stopped = None  # a new game: a child that died is started again
         self._context = context
+        if 0 <= context.seat < len(context.players):  # its stderr shown under its name
+            self._stderr.label = str(context.players[context.seat])
         self._games += 1
         fresh_each_game = self.isolation.mode == "sandbox" and not self.isolation.forgets
         if self._child is not None and (fresh_each_game or self._child.owner != os.getpid()):
