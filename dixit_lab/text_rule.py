@@ -15,16 +15,27 @@ A clue or a name is one line of Unicode text:
 Everything else is allowed: accents, any script, emoji, spaces of any width.
 :func:`text_problem` says why a text breaks the rule (or None); each boundary raises its own
 error with it (the web's ``IllegalMove``, a model's ``ReplyProblem``, a ``ConfigError``, ...).
+A clue has at most :data:`CLUE_CHARS` characters, whoever says it (a person, a model, any
+agent the engine plays, a clue bank): the one home of that cap.
 :func:`safe_message` makes free text that cannot be refused (an agent's error message) safe to
-record, :func:`shown_message` safe to show on a terminal or in a report.
+record, cut to :data:`RECORD_MESSAGE_CHARS`; :func:`shown_message` safe to show on a terminal
+or in a report.
 """
 
 from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["MESSAGE_CHARS", "SURROGATE_NOTE", "describe_character", "safe_message",
-           "shown_message", "text_problem"]
+__all__ = ["CLUE_CHARS", "MESSAGE_CHARS", "RECORD_MESSAGE_CHARS", "SURROGATE_NOTE",
+           "describe_character", "escaped", "safe_message", "shown_message", "text_problem"]
+
+#: the longest clue, in characters (a word, a phrase, a sentence: not an essay), for every
+#: agent: a longer one is illegal (a person is told; an agent's or a model's is a fault, the
+#: engine's substitute clue in its place)
+CLUE_CHARS = 200
+#: the characters of an agent's fault message (its exception's text, a problem with its
+#: answer) that a game's record keeps; the rest is cut, the last kept one ``…``
+RECORD_MESSAGE_CHARS = 1000
 
 #: Unicode categories a clue or a name may not hold
 _REFUSED = {"Cc": "a control character", "Cf": "a format character", "Cs": "a lone surrogate",
@@ -69,9 +80,12 @@ def describe_character(char: str) -> str:
     return f"{kind} U+{ord(char):04X}" + (f" ({name})" if name else "")
 
 
-def safe_message(text: str) -> str:
+def safe_message(text: str, limit: int = RECORD_MESSAGE_CHARS) -> str:
     """``text`` with any lone surrogate written as its escape (``\\ud800``), so that it can be
-    saved; for messages, which are recorded as they are rather than refused."""
+    saved, cut to ``limit`` characters (the last one ``…``); for messages, which are
+    recorded rather than refused."""
+    if len(text) > limit:
+        text = text[:limit - 1] + "…"
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -90,6 +104,14 @@ def shown_message(text: str, limit: int = MESSAGE_CHARS) -> str:
     (``\\n``, ``\\x1b``, ``\\u202e``), so that no message moves the cursor, colours the
     terminal or reads backwards; cut to ``limit`` characters, the last one ``…``. The same
     text again gives the same text."""
-    if not text.isprintable():  # (printable: nothing to escape, checked in C)
-        text = "".join(repr(char)[1:-1] if _refused(char) else char for char in text)
+    text = escaped(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def escaped(text: str) -> str:
+    """``text`` with each character the rule refuses in a clue written as its escape
+    (``\\n``, ``\\x1b``, ``\\u202e``): nothing in it moves a terminal's cursor, colours it,
+    sets its title or its clipboard, or reads backwards."""
+    if text.isprintable():  # nothing to escape, checked in C
+        return text
+    return "".join(repr(char)[1:-1] if _refused(char) else char for char in text)

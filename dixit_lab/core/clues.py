@@ -36,7 +36,7 @@ import numpy as np
 
 from dixit_lab.bundled import data_path
 from dixit_lab.errors import UserError
-from dixit_lab.text_rule import text_problem
+from dixit_lab.text_rule import CLUE_CHARS, text_problem
 
 __all__ = [
     "CLUE_KINDS",
@@ -152,6 +152,9 @@ class ClueBank:
             if problem:
                 raise ClueBankError(f"clue bank {self.name!r}: clue {i} ({text!r}) is not one "
                                     f"line of text: it holds {problem}")
+            if len(text) > CLUE_CHARS:  # (every agent's clue has this cap: the engine's check)
+                raise ClueBankError(f"clue bank {self.name!r}: clue {i} has {len(text)} "
+                                    f"characters; a clue has at most {CLUE_CHARS}")
             if not isinstance(kind, str) or not kind.strip():
                 raise ClueBankError(f"clue bank {self.name!r}: clue {i} ({text!r}) has no kind")
             key = text.casefold()

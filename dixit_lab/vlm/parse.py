@@ -9,15 +9,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dixit_lab.text_rule import text_problem
+from dixit_lab.text_rule import CLUE_CHARS, text_problem
 from dixit_lab.vlm.replies import MAX_CONTENT_CHARS, loads_bounded
 
 __all__ = ["MAX_CLUE", "ReplyProblem", "read_reply"]
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _THINKING = re.compile(r"<think>.*?</think>", re.S | re.I)  # reasoning models' scratchpad
-#: the longest clue accepted (a word, a phrase, a sentence: not an essay)
-MAX_CLUE = 200
+#: the longest clue accepted (a word, a phrase, a sentence: not an essay; the one cap of
+#: every agent, dixit_lab.text_rule.CLUE_CHARS)
+MAX_CLUE = CLUE_CHARS
 _REFUSAL = re.compile(r"^\W*(i'?m sorry|i am sorry|sorry\b|i can ?not|i can'?t|i won'?t|"
                       r"i am unable|i'm unable|as an ai)", re.I)
 

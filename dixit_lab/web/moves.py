@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
-from dixit_lab.text_rule import text_problem
+from dixit_lab.text_rule import CLUE_CHARS, text_problem
 
 __all__ = ["CLUE_LIMIT", "DEPTH_LIMIT", "IllegalMove", "check_move", "read_move"]
 
-CLUE_LIMIT = 200  # characters of a clue
+CLUE_LIMIT = CLUE_CHARS  # characters of a clue (the one cap: dixit_lab.text_rule)
 DEPTH_LIMIT = 8  # levels of nesting of a move's JSON (a move has 2)
 
 
