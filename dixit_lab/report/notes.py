@@ -30,8 +30,10 @@ def pairs_section(folder: Path, limit: int = 15) -> list[str]:
     lines = ["## Rating differences", "",
              "Per-player intervals overlap even when a difference is clear, because the "
              "strengths of one fit move together. Each row is a difference of strengths "
-             "(first minus second) with its 95% bootstrap interval over resampled games, the "
-             "probability that a seat of the first finishes above a seat of the second, and "
+             "(first minus second) with its 95% interval (1.96 standard deviations of the "
+             "difference over bootstrap resamples of the games; it held its level for "
+             "identical players: docs/statistics.md), the probability that a seat of the "
+             "first finishes above a seat of the second, and "
              "the share of bootstrap replicates in which the first is stronger. Full table: "
              "[rating_pairs.csv](rating_pairs.csv).", "",
              "| first | second | difference [95% CI] | P(first above second) | first stronger |",
