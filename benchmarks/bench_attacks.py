@@ -4,8 +4,10 @@ engine's process (``none``), in their own processes (``process``) or sandboxed
 (``sandbox``). Prints one line per attack and mode: what the attack got.
 
     python benchmarks/bench_attacks.py [--modes none,process,sandbox] [--games 4]
+                                       [--attacks trust,kernel]
 
-The figures of docs/security.md's table. (Run with the repository's root on ``PYTHONPATH``
+The figures of docs/security.md's table (``kernel``: Trust II's keyrings, inotify, shared
+memory and forked CPU, issue 42). (Run with the repository's root on ``PYTHONPATH``
 and as the working folder's parent: the hostile agents are ``tests.hostile.*``.)
 """
 
@@ -35,8 +37,8 @@ def spy(name: str, cls: str, mode: str, **params: Any) -> dict[str, Any]:
     return player
 
 
-def run(players: list[dict[str, Any]], games: int, timeout: float = 120, **config: Any
-        ) -> dict[str, Any]:
+def run(players: list[dict[str, Any]], games: int, timeout: float = 120,
+        prefix: tuple[str, ...] = (), **config: Any) -> dict[str, Any]:
     """Play a run in a subprocess: its records, time, exit, and what it left."""
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "canary"
@@ -53,9 +55,10 @@ def run(players: list[dict[str, Any]], games: int, timeout: float = 120, **confi
         env = {**os.environ, **SECRETS, "PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT)),
                "DIXIT_TEST_IMPORTS": str(home / "imports.txt")}
         start = time.monotonic()
-        process = subprocess.Popen([sys.executable, "-m", "tests.hostile.engine", str(path),
-                                    str(folder)], cwd=home, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        process = subprocess.Popen([*prefix, sys.executable, "-m", "tests.hostile.engine",
+                                    str(path), str(folder)], cwd=home, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
         hung = False
         try:
             _, stderr = process.communicate(timeout=timeout)
@@ -219,14 +222,73 @@ def attacks(mode: str, games: int) -> list[tuple[str, str]]:
     return rows
 
 
+def kernel_attacks(mode: str, games: int) -> list[tuple[str, str]]:
+    """Trust II's kernel objects and limits (issue 42): keyrings, inotify, shared memory,
+    forked CPU."""
+    rows = []
+    random = {"agent": "random"}
+    host = (sys.executable, "-m", "tests.hostile.keyring_host")
+    result = run([spy("keys", "kernel:KeyringSpy", mode), spy("partner", "kernel:KeyringSpy",
+                                                              mode), random, random],
+                 games, prefix=host)
+    seen = reports(result, "keys") + reports(result, "partner")
+    rows.append(("session keyring: the host's token read; a key of a game before",
+                 f"token read in {sum(r['host_key'] for r in seen)}/{len(seen)} games, key "
+                 f"recalled in {sum(r['recalled'] for r in seen)}; keyctl "
+                 f"{sorted({r['listed'] for r in seen})}, add_key "
+                 f"{sorted({r['added'] for r in seen})}"))
+    result = run([spy("watch", "kernel:InotifySpy", mode), random, random, random], 1,
+                 deck="dreams")
+    seen = reports(result, "watch")
+    rows.append(("inotify on its own file and the deck's images",
+                 f"init {sorted({r['init'] for r in seen})}, watches "
+                 f"{sorted({w for r in seen for w in r['watches']})}"))
+    result = run([spy("opener", "kernel:ImageOpener", mode),
+                  spy("watcher", "kernel:ImageWatcher", mode), random, random], games,
+                 deck="dreams", options={})
+    hits = votes = 0
+    for record in result["records"]:
+        opener, watcher = seat_of(record, "opener"), seat_of(record, "watcher")
+        for rnd in record["rounds"]:
+            if rnd["storyteller"] == opener and rnd["votes"][watcher] is not None:
+                votes += 1
+                hits += rnd["card_owner"][rnd["votes"][watcher]] == opener
+    rows.append(("a storyteller opens its card's image, its partner watches (inotify)",
+                 f"the partner found it {hits}/{votes}" + (f" = {hits / votes:.2f}" if votes
+                                                           else "")))
+    shared = spy("shared", "floods:FloodSpy", mode, kind="shared", gib=2)
+    forked = spy("forked", "floods:FloodSpy", mode, kind="forked", pause=0.3)
+    if mode != "none":
+        shared["limits"] = {"memory_mb": 512}
+        forked["limits"] = {"cpu_seconds": 2}
+    result = run([shared, random, random, random], 1)
+    touched = max((r.get("bytes", 0) for r in reports(result, "shared")), default=0)
+    rows.append(("2 GiB through mmap(MAP_SHARED|MAP_ANONYMOUS), limits.memory_mb 512",
+                 f"{touched / 2**20:.0f} MiB touched"))
+    began = time.monotonic()
+    result = run([forked, random, random, random], 1, options={})
+    spent = max((r.get("spent", 0.0) for r in reports(result, "forked")), default=0.0)
+    budget = sum(1 for record in result["records"] for rnd in record["rounds"]
+                 for f in rnd.get("faults", []) if f["seat"] == seat_of(record, "forked")
+                 and "CPU budget" in f["message"])
+    rows.append(("4 forked spinners, limits.cpu_seconds 2",
+                 f"{spent:.2f} s of CPU reaped by the agent; {budget} CPU-budget faults, "
+                 f"{faults(result, 'forked')} in all; {time.monotonic() - began:.1f} s"))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modes", default="none,process,sandbox")
     parser.add_argument("--games", type=int, default=4)
+    parser.add_argument("--attacks", default="trust,kernel",
+                        help="trust (issue 25's), kernel (issue 42's keyrings, inotify, limits)")
     args = parser.parse_args()
+    suites = {"trust": attacks, "kernel": kernel_attacks}
     for mode in args.modes.split(","):
-        for attack, figure in attacks(mode, args.games):
-            print(f"{mode:8} | {attack:55} | {figure}", flush=True)
+        for suite in args.attacks.split(","):
+            for attack, figure in suites[suite](mode, args.games):
+                print(f"{mode:8} | {attack:55} | {figure}", flush=True)
 
 
 if __name__ == "__main__":

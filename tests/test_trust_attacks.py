@@ -74,11 +74,12 @@ class Run:
 
 
 def start(tmp_path: Path, players: list[dict[str, Any]], *, games: int = 2, seed: int = 0,
-          schedule: str = "rotation", max_rounds: int | None = 6, **config: Any
+          schedule: str = "rotation", max_rounds: int | None = 6,
+          prefix: tuple[str, ...] = (), **config: Any
           ) -> tuple[subprocess.Popen[str], Path, Path]:
     """``dixit-lab run`` of these players (4 seats, numbered cards) started in a subprocess
-    (without the tables: ``tests/hostile/engine.py``): the process, its results folder and
-    the file of the hostile module's imports."""
+    (without the tables: ``tests/hostile/engine.py``; ``prefix``: a command that runs it):
+    the process, its results folder and the file of the hostile module's imports."""
     home = tmp_path / "canary"
     home.mkdir(exist_ok=True)
     folder = home / "canary-results"
@@ -96,8 +97,8 @@ def start(tmp_path: Path, players: list[dict[str, Any]], *, games: int = 2, seed
     marks = home / "imports.txt"
     env = {**os.environ, **SECRETS, "PYTHONPATH": str(ROOT), "DIXIT_LAB_PROGRESS": "off",
            "DIXIT_TEST_IMPORTS": str(marks)}
-    process = subprocess.Popen([sys.executable, "-m", "tests.hostile.engine", str(path),
-                                str(folder)], cwd=home, env=env,
+    process = subprocess.Popen([*prefix, sys.executable, "-m", "tests.hostile.engine",
+                                str(path), str(folder)], cwd=home, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return process, folder, marks
 

@@ -26,13 +26,15 @@ __all__ = ["serve", "set_limits"]
 
 
 def set_limits(limits: Limits, processes: int | None = None) -> None:
-    """Lower this process's resource limits to ``limits`` (soft and hard): its data (heap and
-    private memory), the size of a file it writes, no core files, and with ``processes`` the
-    tasks its user may run (in a sandbox's game, the tasks of its own user namespace)."""
+    """Lower this process's resource limits to ``limits`` (soft and hard): its address space
+    (every mapping: shared memory too, which the data limit does not count) and its data
+    (heap and private memory), the size of a file it writes, no core files, and with
+    ``processes`` the tasks its user may run (in a sandbox's game, the tasks of its own user
+    namespace)."""
     memory = limits.memory_mb << 20
     size = limits.file_mb << 20
-    pairs = [(resource.RLIMIT_DATA, memory), (resource.RLIMIT_FSIZE, size),
-             (resource.RLIMIT_CORE, 0)]
+    pairs = [(resource.RLIMIT_AS, memory), (resource.RLIMIT_DATA, memory),
+             (resource.RLIMIT_FSIZE, size), (resource.RLIMIT_CORE, 0)]
     if processes is not None:
         pairs.append((resource.RLIMIT_NPROC, processes))
     for which, value in pairs:

@@ -9,7 +9,9 @@ repository or the engine's ``/proc``), with an empty environment, no capabilitie
 ``no_new_privs``; started as another uid when the engine runs as root (in a user namespace
 of its own otherwise). It dies with the engine (``--die-with-parent``). Inside runs the
 pristine template (:mod:`dixit_lab.engine.sandbox_template`), which forks a fresh game process for
-every game: no game's memory reaches the next.
+every game: no game's memory reaches the next. Each game process has a session keyring of its
+own and runs under the system-call filter compiled here (:mod:`dixit_lab.engine.kernel_filter`:
+no keyrings, inotify, mounts or namespaces).
 
 :func:`sandbox_problem` says in one line what this machine lacks to make one; nothing falls
 back to a weaker mode silently.
@@ -38,6 +40,7 @@ from typing import Any
 
 from dixit_lab.engine.channel import Channel
 from dixit_lab.engine.child_stderr import SeatStderr, StderrRelay
+from dixit_lab.engine.kernel_filter import compiled, filter_problem
 from dixit_lab.engine.trust import Limits
 
 __all__ = ["WORKDIR", "Sandbox", "SandboxError", "SandboxGame", "agent_files", "bwrap_path",
@@ -90,6 +93,9 @@ def sandbox_problem() -> str | None:
     bwrap = bwrap_path()
     if bwrap is None:
         return f"isolation: sandbox needs bubblewrap (bwrap): {_INSTALL}"
+    problem = filter_problem()
+    if problem is not None:
+        return problem
     probe = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
              "pid = os.fork()\n"
              "if pid == 0:\n"
@@ -357,7 +363,8 @@ class Sandbox:
                                   stderr or SeatStderr("sandbox"))
         self.process.stderr.close()
         try:
-            self.control.send((inside_path(), list(preload), limits or Limits(), warm),
+            self.control.send((inside_path(), list(preload), limits or Limits(), warm,
+                               compiled()),
                               time.monotonic() + START_TIMEOUT)
             reply, _ = self.control.receive(time.monotonic() + START_TIMEOUT)
         except (OSError, SandboxError) as error:

@@ -11,11 +11,17 @@ from one game to the next: each game is a child forked from it.
 Each game: the template forks A; A enters a new user, PID, IPC and mount namespace and forks
 B, the game process, which is PID 1 there: when B exits, the kernel kills every process it
 left (no grandchild outlives the game), and its SysV IPC objects go with the namespace. B
-drops every capability, lowers its limits (data, tasks, file size, CPU seconds for
-the whole game), closes every file descriptor but its game socket and stderr, and serves the
-engine (:func:`dixit_lab.engine.isolation_child.serve`). B cannot name the template or A (they are
-outside its PID namespace) and nothing is writable, so no game can leave anything for the
-next.
+drops every capability, lowers its limits (address space and data, tasks, file size, CPU
+seconds), closes every file descriptor but its game socket and stderr, joins a new session
+keyring of its own, loads the engine's system-call filter (:mod:`dixit_lab.engine.
+kernel_filter`) and serves the engine (:func:`dixit_lab.engine.isolation_child.serve`). B
+cannot name the template or A (they are outside its PID namespace) and nothing is writable,
+so no game can leave anything for the next.
+
+A counts the game's CPU: the time of B and every process of its namespace (each one's
+descendant: an orphan's reaper is B), their reaped children's included, read from ``/proc``
+at intervals short enough that the game cannot pass its budget unseen by more than a tenth
+of a second a core; at the budget A kills B, and with it the game.
 """
 
 from __future__ import annotations
@@ -28,11 +34,14 @@ import json
 import os
 import pickle
 import resource
+import select
 import signal
 import socket
 import sys
 import time
 from typing import Any
+
+from dixit_lab.engine.kernel_filter import join_new_keyring, load
 
 __all__: list[str] = []
 
@@ -100,7 +109,8 @@ def _exit_code(status: int) -> int:
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70
 
 
-def _game(game_fd: int, limits: Any, decks: dict[str, Any], prepared: dict[str, Any]) -> None:
+def _game(game_fd: int, limits: Any, decks: dict[str, Any], prepared: dict[str, Any],
+          kernel: tuple[bytes, int]) -> None:
     """B: PID 1 of the game's namespaces; never returns."""
     code = 70
     try:
@@ -117,6 +127,9 @@ def _game(game_fd: int, limits: Any, decks: dict[str, Any], prepared: dict[str, 
         cpu = _cpu_limit(limits)  # at it, SIGKILL (PID 1 of a namespace ignores SIGXCPU)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         _close_all_but({0, 1, 2, game_fd})
+        program, keyctl = kernel
+        join_new_keyring(_LIBC, keyctl)  # no keyring of the engine's, nor of another game's
+        load(_LIBC, program)  # the last step: from here on the agent's code may run
         gc.unfreeze()
         serve(game_fd, game_fd, decks, prepared)
         code = 0
@@ -128,8 +141,61 @@ def _game(game_fd: int, limits: Any, decks: dict[str, Any], prepared: dict[str, 
         os._exit(code)
 
 
+_CPU_WAIT = (0.05, 1.0)  # seconds between two counts of a game's CPU: least, most
+
+
+def _game_cpu(b: int, ticks: int) -> float:
+    """CPU seconds used by game process ``b`` and every process below it (its PID
+    namespace's), each with its reaped children's (``utime + stime + cutime + cstime``)."""
+    parents: dict[int, int] = {}
+    used: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fd = os.open(f"/proc/{entry.name}/stat", os.O_RDONLY)
+            try:
+                data = os.read(fd, 1024)
+            finally:
+                os.close(fd)
+            fields = data.rpartition(b")")[2].split()
+            pid = int(entry.name)
+            parents[pid] = int(fields[1])
+            used[pid] = int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        except (OSError, ValueError, IndexError):
+            continue  # ended meanwhile
+    game = {b} if b in used else set()
+    frontier = set(game)
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - game
+        game |= frontier
+    return sum(used[pid] for pid in game) / ticks
+
+
+def _watch(b: int, limits: Any) -> bool:
+    """A: wait for game process ``b`` to end, counting its game's CPU; kill it at its
+    budget. True if it was killed there. Two counts in a row must be over the budget (a
+    child reaped between the reading of its own time and of its parent's is counted twice
+    once)."""
+    budget = float(limits.cpu_seconds)
+    ticks = os.sysconf("SC_CLK_TCK")
+    cores = os.cpu_count() or 1
+    pidfd = os.pidfd_open(b)
+    over = False
+    while True:
+        used = _game_cpu(b, ticks)
+        if used >= budget and over:
+            os.kill(b, signal.SIGKILL)
+            return True
+        over = used >= budget
+        wait = _CPU_WAIT[0] if over else min(_CPU_WAIT[1],
+                                             max(_CPU_WAIT[0], (budget - used) / cores))
+        if select.select([pidfd], [], [], wait)[0]:
+            return False
+
+
 def _fork_game(game_fd: int, control_fd: int, limits: Any, decks: dict[str, Any],
-               prepared: dict[str, Any]) -> tuple[int, int]:
+               prepared: dict[str, Any], kernel: tuple[bytes, int]) -> tuple[int, int]:
     """Fork A (which forks B into new namespaces): (A's pid, B's pid), both as seen here."""
     read_end, write_end = os.pipe()
     a = os.fork()
@@ -143,15 +209,16 @@ def _fork_game(game_fd: int, control_fd: int, limits: Any, decks: dict[str, Any]
             b = os.fork()
             if b == 0:
                 os.close(write_end)
-                _game(game_fd, limits, decks, prepared)
+                _game(game_fd, limits, decks, prepared, kernel)
             os.write(write_end, str(b).encode())
             os.close(write_end)
             os.close(game_fd)
             _close_all_but({0, 1, 2})
+            killed = _watch(b, limits)
             _, status, usage = os.wait4(b, 0)
             code = _exit_code(status)
-            if (code == 128 + signal.SIGKILL
-                    and usage.ru_utime + usage.ru_stime >= _cpu_limit(limits) - 0.05):
+            if killed or (code == 128 + signal.SIGKILL
+                          and usage.ru_utime + usage.ru_stime >= _cpu_limit(limits) - 0.05):
                 code = _OVER_BUDGET
         except BaseException as error:
             os.write(2, f"dixit_lab sandbox: a game could not start: {error}\n".encode())
@@ -208,7 +275,8 @@ class _Control:
 
 def _describe(code: int) -> str:
     if code == _OVER_BUDGET:
-        return "used up its CPU budget for the game (limits.cpu_seconds) and was killed"
+        return ("used up its CPU budget for the game (limits.cpu_seconds, counted over all "
+                "its processes) and was killed")
     if code > 128:
         try:
             return f"killed by {signal.Signals(code - 128).name}"
@@ -222,9 +290,10 @@ class _Games:
     those in play, and how the ended ones ended."""
 
     def __init__(self, control_fd: int, limits: Any, decks: dict[str, Any],
-                 prepared: dict[str, Any]) -> None:
+                 prepared: dict[str, Any], kernel: tuple[bytes, int]) -> None:
         self.control_fd, self.limits, self.decks, self.prepared = (control_fd, limits, decks,
                                                                    prepared)
+        self.kernel = kernel  # the system-call filter and keyctl's number
         self.spare: tuple[socket.socket, int, int] | None = None
         self.playing: dict[int, tuple[int, int]] = {}
         self.ended: dict[int, str] = {}
@@ -235,7 +304,7 @@ class _Games:
             engine_end, game_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 a, b = _fork_game(game_end.fileno(), self.control_fd, self.limits, self.decks,
-                                  self.prepared)
+                                  self.prepared, self.kernel)
             finally:
                 game_end.close()
             self.spare = (engine_end, a, b)
@@ -298,7 +367,8 @@ def main() -> None:
     received = control.receive()
     if received is None:
         return
-    (path, preload, limits, warm), _ = received
+    (path, preload, limits, warm, kernel), _ = received
+    join_new_keyring(_LIBC, kernel[1])  # the engine's session keyring stays outside
     sys.path[:] = path
     importlib.import_module("dixit_lab.engine.isolation_child")
     for module in preload:  # the project's own agent modules (never an outside agent's)
@@ -309,7 +379,7 @@ def main() -> None:
         from dixit_lab.core.agent import make_agent
 
         prepared[warm] = make_agent(warm)
-    games = _Games(control_fd, limits, decks, prepared)
+    games = _Games(control_fd, limits, decks, prepared, kernel)
     gc.collect()
     gc.freeze()  # the games fork from here: no collection copies the template's pages
     control.send({"ready": os.getpid()})

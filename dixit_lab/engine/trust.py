@@ -33,11 +33,13 @@ class Limits:
     engine); the memory and file limits only when the player gives ``limits:`` (set in the
     child, which an agent running as root could lift); the process limit never."""
 
-    memory_mb: int = 4096        # its data (heap and private memory: RLIMIT_DATA); a CLIP
-                                 # model in torch takes ~1.5 GB
+    memory_mb: int = 4096        # each process's address space and data (RLIMIT_AS and
+                                 # RLIMIT_DATA: shared memory counts); a CLIP model in torch
+                                 # maps ~1.2 GB
     processes: int = 4           # processes and threads beyond the agent's own
     file_mb: int = 16            # the largest file it may write
     cpu_seconds: float = 60.0    # CPU time in one game, decisions and hooks and in between
+                                 # (in a sandbox: of all the game's processes)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import mmap
 import os
 import socket
 import stat
@@ -17,10 +18,12 @@ from tests.hostile.common import Hostile
 
 
 class FloodSpy(Hostile):
-    """``kind``: ``memory`` (``gib`` GiB, touched), ``file`` (256 MiB into ``target`` or any
-    writable folder), ``processes`` (64 that sleep) or ``cpu`` (three threads spinning from
-    the game's start, while each decision waits ``pause`` seconds: the work is between
-    them)."""
+    """``kind``: ``memory`` (``gib`` GiB, touched), ``shared`` (the same through a shared
+    anonymous mapping, ``mmap(MAP_SHARED | MAP_ANONYMOUS)``, which the data limit does not
+    count), ``file`` (256 MiB into ``target`` or any writable folder), ``processes`` (64 that
+    sleep), ``cpu`` (three threads spinning from the game's start, while each decision waits
+    ``pause`` seconds: the work is between them) or ``forked`` (four forked processes
+    spinning, each under its own CPU limit; ``spent``: the CPU of those it reaped)."""
 
     def __init__(self, kind: str = "memory", target: str = "", pause: float = 0.0,
                  gib: float = 2.0) -> None:
@@ -28,6 +31,13 @@ class FloodSpy(Hostile):
 
     def tell(self, view: Any) -> Any:
         time.sleep(self.pause)
+        if self.kind == "forked":
+            with contextlib.suppress(ChildProcessError):
+                while True:
+                    pid, _, usage = os.wait4(-1, os.WNOHANG)
+                    if not pid:
+                        break
+                    self.found["spent"] += usage.ru_utime + usage.ru_stime
         return super().tell(view)
 
     def submit(self, view: Any) -> list[int]:
@@ -49,6 +59,22 @@ class FloodSpy(Hostile):
                 del block
             except MemoryError:
                 self.found["bytes"] = 0
+        elif self.kind == "shared":
+            try:
+                size = int(self.gib * (1 << 30))
+                with mmap.mmap(-1, size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS) as block:
+                    for offset in range(0, size, 4096):
+                        block[offset] = 1
+                    self.found["bytes"] = size
+            except (OSError, MemoryError):
+                self.found["bytes"] = 0
+        elif self.kind == "forked":
+            self.found["spent"] = 0.0
+            for _ in range(4):
+                with contextlib.suppress(OSError):
+                    if os.fork() == 0:
+                        while True:
+                            sum(range(10_000))
         elif self.kind == "file":
             written = 0
             for folder in (self.target, os.getcwd(), "/tmp", "/dev/shm", "/"):
