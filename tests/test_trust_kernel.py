@@ -5,8 +5,14 @@ attack by a hostile agent of ``tests/hostile/`` against ``isolation: sandbox``
 
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
 import sys
 
+import pytest
+
+from dixit_lab.engine import kernel_filter
 from tests.test_trust_attacks import RANDOM, needs_sandbox, run, sandboxed, spy
 
 KEYRING_HOST = (sys.executable, "-m", "tests.hostile.keyring_host")
@@ -80,3 +86,67 @@ def test_the_cpu_budget_counts_every_process_of_the_game(tmp_path):
     faults = result.faults("forked")
     assert any(f["kind"] == "timeout" and "CPU budget" in f["message"] for f in faults), [
         (f["kind"], f["message"]) for f in faults]
+
+
+def test_without_libseccomp_binding_no_sandbox_starts_and_says_why(monkeypatch):
+    def missing() -> None:
+        raise ImportError("No module named 'pyseccomp'")
+
+    kernel_filter.compiled.cache_clear()
+    monkeypatch.setattr(kernel_filter, "_binding", missing)
+    try:
+        problem = kernel_filter.filter_problem()
+    finally:
+        kernel_filter.compiled.cache_clear()
+    assert problem is not None and "\n" not in problem and "pyseccomp" in problem
+
+
+_UNDER_FILTER = r"""
+import ctypes, errno, os, signal, subprocess, sys, threading
+from dixit_lab.engine import kernel_filter
+program, keyctl = kernel_filter.compiled()
+libc = ctypes.CDLL(None, use_errno=True)
+kernel_filter.join_new_keyring(libc, keyctl)
+kernel_filter.load(libc, program)
+libc.syscall.restype = ctypes.c_long
+out = {}
+for name, number, args in [("keyctl", 250, (0, -3, 0)), ("inotify_init1", 294, (0,)),
+                           ("unshare", 272, (0x10000000,)), ("ptrace", 101, (0, 0, 0, 0)),
+                           ("shmget", 29, (0, 4096, 0o1600)), ("memfd_create", 319, (b"x", 0)),
+                           ("clone3", 435, (0, 0))]:
+    result = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(a) if isinstance(a, int)
+                                                   else a for a in args])
+    out[name] = "ok" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+try:
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    out["SIGCHLD"] = "set"
+except OSError as error:
+    out["SIGCHLD"] = errno.errorcode[error.errno]
+thread = threading.Thread(target=lambda: out.setdefault("thread", "ok"))
+thread.start()
+thread.join()
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+out["fork"] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+out["subprocess"] = subprocess.run([sys.executable, "-c", "pass"]).returncode
+callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(lambda x: x + 1)
+out["callback"] = callback(41)
+print(out)
+"""
+
+
+def test_the_filter_refuses_with_eperm_and_leaves_what_a_game_needs():
+    """Loaded in a process of its own (as a game process loads it): the refused calls get
+    EPERM (clone3 ENOSYS), threads, fork, subprocess and ctypes callbacks work."""
+    problem = kernel_filter.filter_problem()
+    if problem is not None and not os.environ.get("CI"):
+        pytest.skip(problem)
+    done = subprocess.run([sys.executable, "-c", _UNDER_FILTER], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    out = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    assert out == {"keyctl": "EPERM", "inotify_init1": "EPERM", "unshare": "EPERM",
+                   "ptrace": "EPERM", "shmget": "EPERM", "memfd_create": "EPERM",
+                   "clone3": "ENOSYS", "SIGCHLD": "EPERM", "thread": "ok", "fork": 7,
+                   "subprocess": 0, "callback": 42}, out
