@@ -26,6 +26,7 @@ import functools
 import json
 import math
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +49,11 @@ _QUOTED = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""", re.S)
 class SpecError(UserError, ValueError):
     """A spec string that cannot be parsed. The message shows where."""
 
+
+#: one thread at a time in ast.literal_eval: model seats are made in a chunk's threads, and
+#: CPython 3.11 raised "SystemError: AST constructor recursion depth mismatch" when two
+#: parsed quoted spec values at once (seen in CI: the DixitWorld arena's prompt strings)
+_AST_LOCK = threading.Lock()
 
 def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
     """Split ``"name(a=1, b=0.5, c=None, d=true, e=ViT-B/32, f='x y')"`` into a name and a dict
@@ -202,7 +208,8 @@ class _Parser:
             if not found:
                 raise self.fail("unclosed quote")
             self.pos = found.end()
-            return ast.literal_eval(found.group(0))
+            with _AST_LOCK:  # CPython 3.11's parser is not safe to enter from two threads
+                return ast.literal_eval(found.group(0))
         if char == "[":
             self.pos += 1
             items: list[Any] = []
