@@ -12,19 +12,21 @@ An :class:`IsolatedAgent` stands at the table for an agent that lives in another
 Either way the child receives only pickled views and answers in JSON, which the engine parses
 as plain data (never unpickles); the agent's code is never imported by the engine's process:
 even its spec is checked, and what the engine must know of it (:class:`~dixit_lab.engine.trust.
-AgentInfo`) told, by a child. Every call (``begin_game``, ``observe``, a decision) and every
-write to the child is bounded by ``decision_timeout`` (30 s by default), and each game by a
-CPU budget (``limits.cpu_seconds``, work between decisions included): a child that is slow,
-stopped, silent, that stops reading or floods becomes a fault (``timeout`` or ``crashed``) and
-is stopped; the seat's later decisions in that game are faults too (with the engine's seeded
-fallback actions) and a new child starts at the next game. Records are byte-identical to the
-same table with the agents in the engine as long as nothing fails.
+AgentInfo`) told, by a child; its canonical spec the engine makes from the config's
+(:mod:`dixit_lab.engine.seat_identity`). Every call (``begin_game``, ``observe``, a decision)
+and every write to the child is bounded by ``decision_timeout`` (30 s by default), and each
+game by a CPU budget (``limits.cpu_seconds``, work between decisions included): a child that is
+slow, stopped, silent, that stops reading or floods becomes a fault (``timeout`` or
+``crashed``) and is stopped; the seat's later decisions in that game are faults too (with the
+engine's seeded fallback actions) and a new child starts at the next game. Records are
+byte-identical to the same table with the agents in the engine as long as nothing fails.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import json
 import os
 import pickle
@@ -38,6 +40,7 @@ from typing import Any
 from dixit_lab.core.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
 from dixit_lab.engine.channel import Channel, ChannelError
 from dixit_lab.engine.child_stderr import SeatStderr, StderrRelay
+from dixit_lab.engine.seat_identity import seat_spec
 from dixit_lab.engine.trust import AgentInfo, Isolation, Limits
 from dixit_lab.text_rule import CLUE_CHARS, RECORD_MESSAGE_CHARS, safe_message, shown_message
 
@@ -261,9 +264,10 @@ def _make(child: _Endpoint, spec: str, timeout: float = _START_TIMEOUT) -> Agent
     if "error" in reply:
         raise AgentSpecError(shown_message(reply["error"][1], RECORD_MESSAGE_CHARS))
     try:
-        return AgentInfo.from_json(reply.get("ok"))
+        info = AgentInfo.from_json(reply.get("ok"))
     except ValueError as error:
         raise AgentSpecError(f"agent {spec!r}: {error}") from None
+    return dataclasses.replace(info, spec=seat_spec(spec, info.spec))  # never the child's
 
 
 def isolated_info(spec: str, isolation: Isolation | None = None, deck: str | None = None
