@@ -72,3 +72,92 @@ def test_the_spec_is_made_from_the_config_and_a_claim_only_lends_a_type():
                   None, 5]:
         with pytest.raises(AgentSpecError, match="refused"):
             seat_spec("x.py:A(a=1)", claim)
+
+
+# -- a module's binds: its own package, not its top-level package's -----------------------------
+
+_READER = '''
+import os
+from dixit_lab.core.agent import Agent, Clue
+
+
+class {name}(Agent):
+    """Reads every file of Bob's under ``target`` at each game's start; its clues say how
+    many."""
+
+    def __init__(self, target: str = "") -> None:
+        self.target, self.read = target, 0
+
+    def begin_game(self, context):
+        super().begin_game(context)
+        self.read = 0
+        for root, _, names in os.walk(self.target):
+            for name in names:
+                if "bob" not in os.path.join(root, name) or "__pycache__" in root:
+                    continue
+                try:
+                    with open(os.path.join(root, name), "rb") as handle:
+                        handle.read(1 << 16)
+                    self.read += 1
+                except OSError:
+                    pass
+
+    def tell(self, view):
+        return Clue(view.hand[0], f"read {{self.read}}")
+
+    def submit(self, view):
+        return list(view.hand[:view.n_cards])
+
+    def vote(self, view):
+        return next(i for i in range(len(view.display)) if i not in view.own_positions)
+'''
+
+
+def _league(tmp_path, flat: bool) -> tuple[str, str, str]:
+    """A top-level package ``league`` of two entrants: ``league/alice/agent.py`` and
+    ``league/bob/agent.py`` (with Bob's weights), or, ``flat``, ``league/alice.py`` and
+    ``league/bob.py`` side by side. Their specs, and the folder where Alice looks for Bob's
+    files."""
+    league = tmp_path / "league"
+    league.mkdir()
+    (league / "__init__.py").write_text("")
+    for name in ("alice", "bob"):
+        code = _READER.format(name=name.title())
+        if flat:
+            (league / f"{name}.py").write_text(code)
+        else:
+            (league / name).mkdir()
+            (league / name / "__init__.py").write_text("")
+            (league / name / "agent.py").write_text(code)
+            (league / name / "weights.txt").write_text(f"{name}'s secret weights")
+    # (relative: the working folder, where the engine finds ``league``, is the sandbox's /agent)
+    if flat:
+        return "league.alice:Alice", "league.bob:Bob", "league"
+    return "league.alice.agent:Alice", "league.bob.agent:Bob", "league"
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_an_entrant_reads_only_its_own_package(tmp_path, flat):
+    """Before: a ``module:Class``'s whole top-level package was bound, so Alice read Bob's
+    code and weights (``league/bob/``: 3 files; ``league/bob.py``) and nothing was said.
+    Now Alice's sandbox binds ``league/alice/`` and ``league/__init__.py``: 0 files of
+    Bob's; where the two share one package folder (``flat``), she still can, and the run
+    says so in one line naming both."""
+    from tests.test_trust_attacks import needs_sandbox
+
+    needs_sandbox()
+    alice, bob, target = _league(tmp_path, flat)
+    players = [{"name": "alice", "agent": alice, "params": {"target": target},
+                "isolation": "sandbox"},
+               {"name": "bob", "agent": bob, "isolation": "sandbox"}, RANDOM, RANDOM]
+    code, stderr, records = cli_run(tmp_path, players, games=2)
+    assert code == 0 and len(records) == 2, stderr[-3000:]
+    read = _clues(records, "alice")
+    warned = [line for line in stderr.splitlines() if "warning" in line]
+    if flat:
+        assert read == {"read 1"}, read
+        assert len(warned) == 2 and "player 'alice'" in warned[0] and "'bob'" in warned[0], \
+            stderr
+    else:
+        assert read == {"read 0"}, read  # (before: 3, his agent.py, __init__.py, weights)
+        assert warned == [], stderr

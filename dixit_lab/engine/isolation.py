@@ -44,7 +44,7 @@ from dixit_lab.engine.seat_identity import seat_spec
 from dixit_lab.engine.trust import AgentInfo, Isolation, Limits
 from dixit_lab.text_rule import CLUE_CHARS, RECORD_MESSAGE_CHARS, safe_message, shown_message
 
-__all__ = ["IsolatedAgent", "isolated_info", "isolated_spec"]
+__all__ = ["IsolatedAgent", "isolated_info", "isolated_spec", "shared_code"]
 
 _START_TIMEOUT = 120.0     # seconds for a child to import its agent and answer "make"
 _CHILDREN: weakref.WeakSet[_ProcessChild] = weakref.WeakSet()
@@ -220,6 +220,51 @@ def _files(spec: str, isolation: Isolation, deck: str | None) -> list[tuple[Path
         if where.exists():
             files.append((where, where))
     return files
+
+
+def _code_path(spec: str) -> Path | None:
+    """The file (or package folder) of the agent code ``spec`` names, found without importing
+    it: a ``file.py:Class``'s file, a ``module:Class``'s module file or package folder."""
+    from dixit_lab.plugins.spec import parse_spec
+
+    try:
+        where = parse_spec(spec)[0].rpartition(":")[0]
+    except ValueError:
+        return None
+    if not where:
+        return None
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        return Path(where).expanduser().resolve()
+    parts = where.split(".")
+    for entry in sys.path:
+        base = Path(entry or ".").absolute()
+        for path in (base.joinpath(*parts), base.joinpath(*parts[:-1], f"{parts[-1]}.py")):
+            if path.exists():
+                return path.resolve()
+    return None
+
+
+def shared_code(seats: list[tuple[str, str, Isolation]]) -> list[str]:
+    """One line for each sandboxed seat (``(player, spec, isolation)``) whose sandbox binds
+    another player's agent code (an entrant's package holding another entrant's module, or a
+    ``files:`` entry that does): that seat can read the other's code and weights."""
+    from dixit_lab.engine.sandbox import agent_files, user_binds
+
+    code = {player: (spec, _code_path(spec)) for player, spec, _ in seats}
+    lines = []
+    for player, spec, isolation in seats:
+        if isolation.mode != "sandbox":
+            continue
+        binds = [source for source, _ in (*agent_files(spec), *user_binds(isolation.files))]
+        others = sorted(other for other, (other_spec, path) in code.items()
+                        if other != player and path is not None and path != code[player][1]
+                        and any(path.is_relative_to(bound) for bound in binds))
+        if others:
+            shown = ", ".join(repr(other) for other in others)
+            lines.append(f"warning: player {player!r}'s sandbox can read the agent code of "
+                         f"{shown} (it binds a folder that holds it): give each entrant a "
+                         f"package of its own")
+    return lines
 
 
 #: sandboxes that checked a spec, kept for the first seat that needs one like it (a sandbox
