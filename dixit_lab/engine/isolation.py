@@ -20,6 +20,8 @@ slow, stopped, silent, that stops reading or floods becomes a fault (``timeout``
 ``crashed``) and is stopped; the seat's later decisions in that game are faults too (with the
 engine's seeded fallback actions) and a new child starts at the next game. Records are
 byte-identical to the same table with the agents in the engine as long as nothing fails.
+A player's ``pace`` holds every call of a game until a fixed interval has passed since it was
+made, so that the other seats cannot read the agent's timing (docs/security.md).
 """
 
 from __future__ import annotations
@@ -50,6 +52,13 @@ _START_TIMEOUT = 120.0     # seconds for a child to import its agent and answer 
 _CHILDREN: weakref.WeakSet[_ProcessChild] = weakref.WeakSet()
 _THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 _MAX_UNPERCEIVED = 16      # clue texts a reply may say its agent could not perceive
+_PACED = frozenset({"begin", "tell", "submit", "vote", "observe"})  # the calls of a game
+
+
+def _wait_until(moment: float) -> None:
+    """Sleep until ``time.monotonic()`` reaches ``moment`` (``pace``: an answer held)."""
+    while (left := moment - time.monotonic()) > 0:
+        time.sleep(left)
 
 
 class _ChildGone(Exception):
@@ -423,6 +432,7 @@ class IsolatedAgent(Agent):
         child = self._child
         if child is None or child.owner != os.getpid():
             raise AgentFailure("crashed", "the agent's process is not running")
+        asked = time.monotonic()
         try:
             reply = child.call(command, payload, self.isolation.call_timeout)
             self._check_cpu(child)
@@ -430,6 +440,9 @@ class IsolatedAgent(Agent):
             child.stop()
             self._child, self._stopped = None, gone.kind
             raise AgentFailure(gone.kind, str(gone)) from None
+        finally:
+            if self.isolation.pace is not None and command in _PACED:
+                _wait_until(asked + self.isolation.pace)
         self._heard(reply.get("unperceived"))
         if "error" in reply:  # (the frame checked: two strings; the message cut)
             kind, message = reply["error"]
