@@ -142,6 +142,8 @@ def readers(request, tmp_path_factory) -> tuple[str, Run]:
     target = str(tmp / "canary" / "canary-results")
     players = [spy("proxy", "proxy:ProxyPatcher"), spy("seeds", "seeds:SeedSpy"),
                spy("proc", "proc:ProcSpy"), spy("folder", "reach:FolderSpy", target=target)]
+    if request.param == "sandbox":  # the seed spy's base, outside its package tests.hostile
+        players[1]["files"] = [str(ROOT / "tests" / "spies.py")]
     result = run(tmp, [{**p, "isolation": request.param} for p in players], games=4)
     assert result.code == 0, result.stderr
     return request.param, result
@@ -391,7 +393,11 @@ def test_an_agent_at_a_people_table_cannot_reach_their_tokens(tmp_path, explicit
     data, note = untrusted_by_default(config_data([{"name": "you", "agent": "human"},
                                                    spy_player, {"name": "r", "agent": "random"}],
                                                   max_rounds=3))
-    assert note is None and data["players"][2]["isolation"] == "sandbox"
+    assert data["players"][2]["isolation"] == "sandbox"
+    assert note == ([] if explicit is None else ["warning: player 'spy' plays outside code "
+                                                 "with isolation: none, as the config asks: "
+                                                 "in the server's own process, the people's "
+                                                 "tokens and hands included"])
     table, thread = start_table(tmp_path, data)
     play_seat(TestClient(play_app(table, ["testserver"])), table.humans[0].token)
     thread.join(timeout=60)

@@ -12,19 +12,23 @@ An :class:`IsolatedAgent` stands at the table for an agent that lives in another
 Either way the child receives only pickled views and answers in JSON, which the engine parses
 as plain data (never unpickles); the agent's code is never imported by the engine's process:
 even its spec is checked, and what the engine must know of it (:class:`~dixit_lab.engine.trust.
-AgentInfo`) told, by a child. Every call (``begin_game``, ``observe``, a decision) and every
-write to the child is bounded by ``decision_timeout`` (30 s by default), and each game by a
-CPU budget (``limits.cpu_seconds``, work between decisions included): a child that is slow,
-stopped, silent, that stops reading or floods becomes a fault (``timeout`` or ``crashed``) and
-is stopped; the seat's later decisions in that game are faults too (with the engine's seeded
-fallback actions) and a new child starts at the next game. Records are byte-identical to the
-same table with the agents in the engine as long as nothing fails.
+AgentInfo`) told, by a child; its canonical spec the engine makes from the config's
+(:mod:`dixit_lab.engine.seat_identity`). Every call (``begin_game``, ``observe``, a decision)
+and every write to the child is bounded by ``decision_timeout`` (30 s by default), and each
+game by a CPU budget (``limits.cpu_seconds``, work between decisions included): a child that is
+slow, stopped, silent, that stops reading or floods becomes a fault (``timeout`` or
+``crashed``) and is stopped; the seat's later decisions in that game are faults too (with the
+engine's seeded fallback actions) and a new child starts at the next game. Records are
+byte-identical to the same table with the agents in the engine as long as nothing fails.
+A player's ``pace`` holds every call of a game until a fixed interval has passed since it was
+made, so that the other seats cannot read the agent's timing (docs/security.md).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import json
 import os
 import pickle
@@ -38,15 +42,23 @@ from typing import Any
 from dixit_lab.core.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
 from dixit_lab.engine.channel import Channel, ChannelError
 from dixit_lab.engine.child_stderr import SeatStderr, StderrRelay
+from dixit_lab.engine.seat_identity import seat_spec
 from dixit_lab.engine.trust import AgentInfo, Isolation, Limits
 from dixit_lab.text_rule import CLUE_CHARS, RECORD_MESSAGE_CHARS, safe_message, shown_message
 
-__all__ = ["IsolatedAgent", "isolated_info", "isolated_spec"]
+__all__ = ["IsolatedAgent", "isolated_info", "isolated_spec", "shared_code"]
 
 _START_TIMEOUT = 120.0     # seconds for a child to import its agent and answer "make"
 _CHILDREN: weakref.WeakSet[_ProcessChild] = weakref.WeakSet()
 _THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 _MAX_UNPERCEIVED = 16      # clue texts a reply may say its agent could not perceive
+_PACED = frozenset({"begin", "tell", "submit", "vote", "observe"})  # the calls of a game
+
+
+def _wait_until(moment: float) -> None:
+    """Sleep until ``time.monotonic()`` reaches ``moment`` (``pace``: an answer held)."""
+    while (left := moment - time.monotonic()) > 0:
+        time.sleep(left)
 
 
 class _ChildGone(Exception):
@@ -219,6 +231,51 @@ def _files(spec: str, isolation: Isolation, deck: str | None) -> list[tuple[Path
     return files
 
 
+def _code_path(spec: str) -> Path | None:
+    """The file (or package folder) of the agent code ``spec`` names, found without importing
+    it: a ``file.py:Class``'s file, a ``module:Class``'s module file or package folder."""
+    from dixit_lab.plugins.spec import parse_spec
+
+    try:
+        where = parse_spec(spec)[0].rpartition(":")[0]
+    except ValueError:
+        return None
+    if not where:
+        return None
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        return Path(where).expanduser().resolve()
+    parts = where.split(".")
+    for entry in sys.path:
+        base = Path(entry or ".").absolute()
+        for path in (base.joinpath(*parts), base.joinpath(*parts[:-1], f"{parts[-1]}.py")):
+            if path.exists():
+                return path.resolve()
+    return None
+
+
+def shared_code(seats: list[tuple[str, str, Isolation]]) -> list[str]:
+    """One line for each sandboxed seat (``(player, spec, isolation)``) whose sandbox binds
+    another player's agent code (an entrant's package holding another entrant's module, or a
+    ``files:`` entry that does): that seat can read the other's code and weights."""
+    from dixit_lab.engine.sandbox import agent_files, user_binds
+
+    code = {player: (spec, _code_path(spec)) for player, spec, _ in seats}
+    lines = []
+    for player, spec, isolation in seats:
+        if isolation.mode != "sandbox":
+            continue
+        binds = [source for source, _ in (*agent_files(spec), *user_binds(isolation.files))]
+        others = sorted(other for other, (other_spec, path) in code.items()
+                        if other != player and path is not None and path != code[player][1]
+                        and any(path.is_relative_to(bound) for bound in binds))
+        if others:
+            shown = ", ".join(repr(other) for other in others)
+            lines.append(f"warning: player {player!r}'s sandbox can read the agent code of "
+                         f"{shown} (it binds a folder that holds it): give each entrant a "
+                         f"package of its own")
+    return lines
+
+
 #: sandboxes that checked a spec, kept for the first seat that needs one like it (a sandbox
 #: takes a second or two to start: the runtime's imports)
 _SPARES: dict[tuple[Any, ...], Any] = {}
@@ -261,9 +318,10 @@ def _make(child: _Endpoint, spec: str, timeout: float = _START_TIMEOUT) -> Agent
     if "error" in reply:
         raise AgentSpecError(shown_message(reply["error"][1], RECORD_MESSAGE_CHARS))
     try:
-        return AgentInfo.from_json(reply.get("ok"))
+        info = AgentInfo.from_json(reply.get("ok"))
     except ValueError as error:
         raise AgentSpecError(f"agent {spec!r}: {error}") from None
+    return dataclasses.replace(info, spec=seat_spec(spec, info.spec))  # never the child's
 
 
 def isolated_info(spec: str, isolation: Isolation | None = None, deck: str | None = None
@@ -374,6 +432,7 @@ class IsolatedAgent(Agent):
         child = self._child
         if child is None or child.owner != os.getpid():
             raise AgentFailure("crashed", "the agent's process is not running")
+        asked = time.monotonic()
         try:
             reply = child.call(command, payload, self.isolation.call_timeout)
             self._check_cpu(child)
@@ -381,6 +440,9 @@ class IsolatedAgent(Agent):
             child.stop()
             self._child, self._stopped = None, gone.kind
             raise AgentFailure(gone.kind, str(gone)) from None
+        finally:
+            if self.isolation.pace is not None and command in _PACED:
+                _wait_until(asked + self.isolation.pace)
         self._heard(reply.get("unperceived"))
         if "error" in reply:  # (the frame checked: two strings; the message cut)
             kind, message = reply["error"]

@@ -181,8 +181,11 @@ def user_binds(paths: Iterable[Path | str]) -> list[Bind]:
 
 def agent_files(spec: str) -> list[Bind]:
     """The files an agent's spec names outside the installed packages: a ``file.py:Class``'s
-    file, or a ``module:Class``'s top-level package found on ``sys.path`` (found, never
-    imported), each with where it is bound (the name the child will look for)."""
+    file, or a ``module:Class``'s own package found on ``sys.path`` (found, never imported):
+    the folder of the package that holds the module (the module's own folder when it is a
+    package; the module alone when it is a top-level file) and the ``__init__.py`` of each
+    package above it, not the rest of its top-level package (the player's ``files:`` add
+    more); each with where it is bound (the name the child will look for)."""
     from dixit_lab.plugins.spec import parse_spec
 
     try:
@@ -195,18 +198,29 @@ def agent_files(spec: str) -> list[Bind]:
     if where.endswith(".py") or "/" in where or "\\" in where:
         path = Path(where).expanduser()
         return [(path.resolve(), _inside(path))] if path.is_file() else []
-    top = where.split(".")[0]
+    parts = where.split(".")
     for entry in sys.path:
         base = Path(entry or ".").absolute()
-        found = importlib.machinery.PathFinder.find_spec(top, [str(base)])
+        found = importlib.machinery.PathFinder.find_spec(parts[0], [str(base)])
         if found is None:
             continue
-        locations = list(found.submodule_search_locations or ([found.origin] if found.origin
-                                                              else []))
         target = WORKDIR if base == Path.cwd() else base
-        return [(Path(p).resolve(), target / Path(p).relative_to(base)) for p in locations
-                if Path(p).is_relative_to(base)]
+        return [(path.resolve(), target / path.relative_to(base))
+                for path in _own_package(base, parts) if path.is_relative_to(base)]
     return []
+
+
+def _own_package(base: Path, parts: list[str]) -> list[Path]:
+    """What a sandbox binds of module ``parts`` found under ``base``: the folder of the
+    innermost package that is or holds it, and each ``__init__.py`` above that folder."""
+    folder = base.joinpath(*parts)
+    if not folder.is_dir():  # a module file: its package's folder (or the file at the top)
+        folder = folder.parent
+        if folder == base:
+            return [base / f"{parts[0]}.py"]
+    above = [base.joinpath(*parts[:depth], "__init__.py") for depth in range(1, len(
+        folder.relative_to(base).parts))]
+    return [*[path for path in above if path.is_file()], folder]
 
 
 def sandbox_binds(extra: Iterable[Bind]) -> list[Bind]:

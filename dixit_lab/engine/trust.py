@@ -50,13 +50,16 @@ class Isolation:
     ``timeout``: seconds for each call to an untrusted agent; ``forgets``: a sandboxed agent
     the user trusts to forget, kept for every game (else a fresh process each game);
     ``files``: more paths the sandbox may read; ``limits``: the player's ``limits:`` (None:
-    the defaults, see :attr:`budget`)."""
+    the defaults, see :attr:`budget`); ``pace``: seconds before which no call of a game
+    (``begin_game``, a decision, ``observe``) returns to the engine, however early the agent
+    answered (None: as soon as it answers), so that the other seats cannot time it."""
 
     mode: Mode = "none"
     timeout: float | None = None
     limits: Limits | None = None
     forgets: bool = False
     files: tuple[str, ...] = ()
+    pace: float | None = None
 
     @property
     def budget(self) -> Limits:

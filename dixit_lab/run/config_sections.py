@@ -52,6 +52,13 @@ class LimitsConfig(_Strict):
     cpu_seconds: float = Field(default=Limits.cpu_seconds, gt=0)
 
 
+class PaceConfig(_Strict):
+    """``pace:`` of an untrusted player: no call of a game returns to the engine before
+    ``seconds`` have passed since it was made (docs/security.md, entrants who cooperate)."""
+
+    seconds: float = Field(gt=0, le=60)
+
+
 class PlayerEntry(_Strict):
     """One player of the pool: a ``name`` for tables and ratings, an agent spec, and how many
     seats it fills (``count``; e.g. four identical listeners)."""
@@ -77,6 +84,9 @@ class PlayerEntry(_Strict):
     trusted_to_forget: bool = False
     #: more files or folders a sandboxed agent may read (its weights, its data)
     files: list[str] = Field(default_factory=list)
+    #: an untrusted agent's answers held until ``seconds`` after each call (begin_game, a
+    #: decision, observe) was made: its timing tells the other seats nothing
+    pace: PaceConfig | None = None
 
     @field_validator("name", "agent")
     @classmethod
@@ -86,7 +96,7 @@ class PlayerEntry(_Strict):
     @model_validator(mode="after")
     def _options_need_isolation(self) -> PlayerEntry:
         if self.isolation == "none":
-            for name in ("decision_timeout", "limits"):
+            for name in ("decision_timeout", "limits", "pace"):
                 if getattr(self, name) is not None:
                     raise ValueError(f"{name} needs isolation: sandbox or process (an agent "
                                      f"in the engine's own process cannot be bounded)")
@@ -102,7 +112,8 @@ class PlayerEntry(_Strict):
         """How this player's seats are run (:class:`~dixit_lab.engine.trust.Isolation`)."""
         limits = Limits(**self.limits.model_dump()) if self.limits else None
         return Isolation(self.isolation, self.decision_timeout, limits,
-                         self.trusted_to_forget, tuple(self.files))
+                         self.trusted_to_forget, tuple(self.files),
+                         self.pace.seconds if self.pace else None)
 
     def spec(self) -> str:
         """The canonical agent spec, with ``params`` merged over the spec string's. An

@@ -207,7 +207,8 @@ class ExperimentConfig(_Strict):
 
 #: player options added since results folders were first written, left out of config.yaml at
 #: their defaults (a folder written before them still resumes)
-_LATER_PLAYER_OPTIONS: dict[str, Any] = {"limits": None, "trusted_to_forget": False, "files": []}
+_LATER_PLAYER_OPTIONS: dict[str, Any] = {"limits": None, "trusted_to_forget": False, "files": [],
+                                         "pace": None}
 #: the same for the tune section's
 _LATER_TUNE_OPTIONS: dict[str, Any] = {"kind": "float", "values": None}
 

@@ -116,6 +116,13 @@ def _code_paths(spec: str, files: Sequence[str]) -> list[tuple[str, Path, dict[s
     return found
 
 
+def plays_outside_code(spec: str) -> bool:
+    """Whether ``spec`` plays code from outside this package (a ``file.py:Class``, a
+    ``module:Class`` of another package, another distribution's entry point, a parameter
+    naming code), found without importing anything."""
+    return bool(_code_paths(spec, ()))
+
+
 def agents_played(players: Sequence[Any]) -> list[dict[str, Any]]:
     """What config.yaml records of every player (entries of its ``experiment.players``: the
     ``name``, canonical ``spec`` and ``files``) whose agent plays outside code: ``player``,

@@ -286,7 +286,8 @@ def _check_players(config: ExperimentConfig) -> None:
     """Refuse, before the results folder is made, a config that ``run`` cannot play: a person
     at the table (``dixit-lab play`` plays it), or an agent whose recorder cannot be used
     (its ``recorder`` not a name; a name that is unknown, does not import, is not a recorder
-    or cannot be made), naming the player."""
+    or cannot be made), naming the player; and say, a line each, which sandboxed seat binds
+    a folder holding another player's agent code."""
     for index, player in enumerate(config.players):
         try:
             info = seat_info(player.spec(), player.seat_isolation(), config.deck)
@@ -297,6 +298,11 @@ def _check_players(config: ExperimentConfig) -> None:
         if info.person:
             raise ConfigError(f"{config.name}: a player is a person (agent: human): play "
                               f"this config with `dixit-lab play`")
+    from dixit_lab.engine.isolation import shared_code
+
+    for line in shared_code([(player.display_name(), player.spec(), player.seat_isolation())
+                             for player in config.players]):
+        print(f"{config.name}: {line}", file=sys.stderr)
 
 
 def _run_locked(config: ExperimentConfig, folder: Path, executor: str | None,

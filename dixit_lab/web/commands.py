@@ -38,8 +38,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     from dixit_lab.web.results import PlayFolder
     from dixit_lab.web.table import untrusted_by_default
 
-    data, note = untrusted_by_default(read_yaml_file(args.config))
-    if note:
+    data, notes = untrusted_by_default(read_yaml_file(args.config))
+    for note in notes:
         print(note, file=sys.stderr)
     config = parse_config(data, str(args.config))
     if config.sweep:

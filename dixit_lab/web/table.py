@@ -34,36 +34,63 @@ __all__ = ["HumanSeat", "PlayTable", "Stopped", "untrusted_by_default"]
 _NOTHING = object()
 
 
-def untrusted_by_default(data: Any) -> tuple[Any, str | None]:
+def untrusted_by_default(data: Any) -> tuple[Any, list[str]]:
     """A play config (its YAML data) whose agent seats are untrusted unless a player says
     otherwise (``isolation: none`` seats an agent in the server's process, where it could
-    reach the people's tokens and hands): ``sandbox`` where this machine can make one, else
-    ``process``, with the one line that says why (never silently)."""
+    reach the people's tokens and hands): ``sandbox`` where this machine can make one. Where
+    it cannot, a built-in agent plays in ``process`` (with the one line that says why), and a
+    player of outside code (a ``file.py:Class``, another package's ``module:Class`` or entry
+    point) is refused (:class:`ConfigError`, one line) unless the config gives it an
+    ``isolation:`` by name; a player of outside code seated so outside a sandbox gets a
+    warning line. Returns the data and the lines to show."""
     from dixit_lab.engine.sandbox import sandbox_problem
-    from dixit_lab.plugins.spec import parse_spec
+    from dixit_lab.plugins.spec import format_spec, parse_spec
+    from dixit_lab.run.provenance import plays_outside_code
 
     players = data.get("players") if isinstance(data, dict) else None
     if not isinstance(players, list):
-        return data, None
-    problem = sandbox_problem()
-    mode = "sandbox" if problem is None else "process"
+        return data, []
+    problem: str | None = None
+    probed = False
+    lines: list[str] = []
     changed = False
     entries = []
     for entry in players:
         entry = {"agent": entry} if isinstance(entry, str) else entry
-        if isinstance(entry, dict) and "isolation" not in entry and isinstance(
-                entry.get("agent"), str):
-            try:
-                person = parse_spec(entry["agent"])[0] == "human"
-            except ValueError:
-                person = False  # the config's check names the bad spec
-            if not person:
-                entry = {**entry, "isolation": mode}
-                changed = True
+        if not isinstance(entry, dict) or not isinstance(entry.get("agent"), str):
+            entries.append(entry)
+            continue
+        try:
+            name, inline = parse_spec(entry["agent"])
+            given = entry.get("params")
+            params: dict[str, Any] = given if isinstance(given, dict) else {}
+            outside = plays_outside_code(format_spec(name, {**inline, **params}))
+        except ValueError:
+            name, outside = "", False  # the config's check names the bad spec
+        who = f"player {entry.get('name') or entry['agent']!r}"
+        if "isolation" in entry:
+            if outside and entry["isolation"] in ("process", "none"):
+                where = ("in its own process, not a boundary: it can read what your user "
+                         "can" if entry["isolation"] == "process" else "in the server's own "
+                         "process")
+                lines.append(f"warning: {who} plays outside code with isolation: "
+                             f"{entry['isolation']}, as the config asks: {where}, the "
+                             f"people's tokens and hands included")
+        elif name != "human":
+            if not probed:
+                problem, probed = sandbox_problem(), True
+            if problem is not None and outside:
+                raise ConfigError(f"{problem}; {who} plays outside code, which dixit-lab "
+                                  f"play seats next to people only in a sandbox (give it "
+                                  f"isolation: process to seat it in its own process, not a "
+                                  f"boundary, on purpose)")
+            entry = {**entry, "isolation": "sandbox" if problem is None else "process"}
+            changed = changed or problem is not None
         entries.append(entry)
-    note = (f"{problem}; the table's agents play with isolation: process instead (their own "
-            f"processes: not a boundary)") if problem and changed else None
-    return {**data, "players": entries}, note
+    if problem and changed:
+        lines.insert(0, f"{problem}; the table's built-in agents play with isolation: process "
+                        f"instead (their own processes: not a boundary)")
+    return {**data, "players": entries}, lines
 
 
 class Stopped(Exception):
