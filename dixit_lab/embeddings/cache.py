@@ -54,10 +54,22 @@ _MAX_PACKS = 32
 _UNUSABLE: set[Path] = set()
 
 
+#: the cache root of a process with no home directory ($HOME unset and no passwd entry: a
+#: sandbox's game process, whose uid has none): nothing is read or saved there, and the
+#: vectors computed stay in memory without a warning (a sandbox can write nowhere anyway)
+NO_HOME = Path("/nonexistent/dixit_lab-cache")
+
+
 def cache_root() -> Path:
-    """``$DIXIT_LAB_CACHE`` or ``~/.cache/dixit_lab``."""
+    """``$DIXIT_LAB_CACHE`` or ``~/.cache/dixit_lab`` (:data:`NO_HOME` when there is no home
+    directory)."""
     env = os.environ.get("DIXIT_LAB_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "dixit_lab"
+    if env:
+        return Path(env).expanduser()
+    try:
+        return Path.home() / ".cache" / "dixit_lab"
+    except RuntimeError:  # "Could not determine home directory": it raised at decisions
+        return NO_HOME
 
 
 def _checksum(embedder_id: str, keys: np.ndarray, vectors: np.ndarray) -> str:
@@ -78,7 +90,7 @@ class EmbeddingCache:
     def usable(self) -> bool:
         """Whether packs can be saved under :attr:`root` (checked once, by creating the
         folder and a file in it); if not, :meth:`give_up` warns."""
-        if self.root in _UNUSABLE:
+        if self.root in _UNUSABLE or self.root == NO_HOME:
             return False
         if not self._checked:
             problem = _folder_problem(self.root / "embeddings")

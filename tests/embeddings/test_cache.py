@@ -199,3 +199,26 @@ def test_three_thousand_texts_are_fast(tmp_path) -> None:
     start = time.perf_counter()
     cached_embed_texts(CountingEmbedder(), texts)
     assert time.perf_counter() - start < 0.5
+
+
+def test_a_process_with_no_home_directory_embeds_in_memory_without_a_word(monkeypatch):
+    """A sandbox's game process has no $HOME and no passwd entry: Path.home() raised
+    "Could not determine home directory" at a built-in softmax's decisions (faults); now the
+    vectors are computed and kept in memory, with no warning and nothing written."""
+    from dixit_lab.embeddings.cache import NO_HOME
+
+    monkeypatch.delenv("DIXIT_LAB_CACHE")
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert cache_root() == NO_HOME
+    embedder = CountingEmbedder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vectors = cached_embed_texts(embedder, ["a cat", "a dog"])
+        again = cached_embed_texts(embedder, ["a cat"])
+    assert vectors.shape == (2, 8) and embedder.text_calls == [2, 1]
+    np.testing.assert_array_equal(again[0], vectors[0])
+    assert not NO_HOME.exists()
