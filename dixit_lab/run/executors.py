@@ -233,23 +233,24 @@ class ProcessExecutor(LocalExecutor):
         with pool_executor as pool, _stopped_on_exit(pool):
             games: dict[Future[list[tuple[int, str | None]]], list[GameSpec]] = {}
             queue = iter(chunks)
-            for chunk in queue:  # keep a few chunks in flight per worker, not all of them
-                games[pool.submit(task, setup, chunk)] = chunk
-                if len(games) >= 2 * count:
-                    break
-            while games:
-                done, _ = wait(games, return_when=FIRST_COMPLETED)
-                for future in done:
-                    try:
+            # A dead worker breaks the pool: the next result *or submit* raises (which one
+            # comes first is a race), so both are inside the one guard.
+            try:
+                for chunk in queue:  # keep a few chunks in flight per worker, not all of them
+                    games[pool.submit(task, setup, chunk)] = chunk
+                    if len(games) >= 2 * count:
+                        break
+                while games:
+                    done, _ = wait(games, return_when=FIRST_COMPLETED)
+                    for future in done:
                         result = future.result()
-                    except BrokenProcessPool:
-                        raise WorkerLost(_lost(games.values())) from None
-                    del games[future]
-                    yield result
-                    following = next(queue, None)
-                    if following is not None:
-                        games[pool.submit(task, setup, following)] = following
-
+                        del games[future]
+                        yield result
+                        following = next(queue, None)
+                        if following is not None:
+                            games[pool.submit(task, setup, following)] = following
+            except BrokenProcessPool:
+                raise WorkerLost(_lost(games.values())) from None
 
 def _lost(in_play: Iterator[list[GameSpec]] | Any) -> str:
     """What :class:`WorkerLost` says: the games that were in play when a worker died."""
