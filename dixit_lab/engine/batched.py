@@ -33,6 +33,7 @@ from dixit_lab.core.seeding import (
     uniforms,
 )
 from dixit_lab.engine.batch_output import columns, json_lines, json_records
+from dixit_lab.engine.rule_support import rules_problem
 from dixit_lab.records.batches import GameBatch
 
 __all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "TableShape", "Tables", "batch_blocker",
@@ -132,9 +133,9 @@ def _at_round(policies: list[Any], index: int) -> list[Any]:
 
 
 def rules_supported(rules: RuleSet) -> bool:
-    """True if the batched engine plays games under ``rules``: every option but
-    ``deck_exhausted: play_out_hands``, whose hands shrink unevenly from game to game."""
-    return rules.deck_exhausted != "play_out_hands"
+    """True if the batched engine plays games under ``rules`` (the one check of what each
+    engine plays: :func:`~dixit_lab.engine.rule_support.rules_problem`)."""
+    return rules_problem("batched", rules) is None
 
 
 @dataclass(frozen=True)
@@ -251,9 +252,9 @@ def prepare_tables(tables: Sequence[Sequence[Agent]], rules: RuleSet, deck: Deck
     if any(len(table) != n for table in tables):
         raise ValueError("all games of a batch need the same number of players")
     rules.check_players(n)
-    if not rules_supported(rules):
-        raise ValueError(f"the batched engine does not play deck_exhausted="
-                         f"{rules.deck_exhausted!r}; use the reference engine")
+    problem = rules_problem("batched", rules)
+    if problem is not None:
+        raise ValueError(problem)
     shape = TableShape(n, rules.hand_size_for(n), rules.cards_per_player(n),
                        rules.displayed_cards(n), len(deck))
     deck.check_playable(n, shape.hand, shape.shown)

@@ -41,8 +41,8 @@ from dixit_lab.engine.batched import (
     first_seats,
     game_seeds,
     prepare_tables,
-    rules_supported,
 )
+from dixit_lab.engine.rule_support import rules_problem as _rules_problem
 from dixit_lab.policy.kernel import (
     SUBMIT_SOFTMAX,
     TELL_SOFTMAX,
@@ -79,10 +79,9 @@ def kernel_problem() -> str | None:
 
 def rules_problem(rules: RuleSet, deck_size: int) -> str | None:
     """Why the kernel does not play games under ``rules`` with a deck of ``deck_size``."""
-    if not rules_supported(rules):
-        return f"the batched engines do not play deck_exhausted={rules.deck_exhausted!r}"
-    if rules.own_card_votes:
-        return "the compiled engine does not play own_card_votes (the batched engine does)"
+    problem = _rules_problem("compiled", rules)
+    if problem is not None:
+        return problem
     if deck_size > MAX_DECK:
         return f"the compiled engine plays decks of at most {MAX_DECK} cards, not {deck_size}"
     return None

@@ -166,12 +166,15 @@ class TableSetup:
         kernel's start: seconds to load, minutes to compile the first time)."""
         if self.engine == "reference":
             return "reference", "engine: reference in the config"
-        from dixit_lab.engine.batched import batch_blocker, rules_supported
+        from dixit_lab.engine.batched import batch_blocker
+        from dixit_lab.engine.rule_support import rules_problem
 
+        rule_problem = rules_problem("compiled" if self.engine == "compiled" else "batched",
+                                     self.rules)
         if self.untrusted:  # the engine never builds an untrusted seat's agent
             why = "a player has isolation: process or sandbox"
-        elif not rules_supported(self.rules):
-            why = f"the batched engine does not play deck_exhausted={self.rules.deck_exhausted!r}"
+        elif rule_problem is not None:
+            why = rule_problem
         else:
             blockers = {spec: batch_blocker(make_agent(spec)) for spec in dict.fromkeys(
                 self.specs)}
