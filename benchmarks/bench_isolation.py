@@ -22,8 +22,8 @@ from dixit_lab.core.cards import load_deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import play_game
-from dixit_lab.engine.isolation import IsolatedAgent
-from dixit_lab.engine.trust import Isolation
+from dixit_lab.isolation.isolated_agent import IsolatedAgent
+from dixit_lab.isolation.trust import Isolation
 
 
 class Timed(Agent):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from dixit_lab.engine.seats import seat_info
+from dixit_lab.isolation.seats import seat_info
 from dixit_lab.records.files import games_file, open_records
 from dixit_lab.run.experiment import expand_sweep, parse_config
 from dixit_lab.run.runner import run_experiment

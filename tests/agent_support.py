@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dixit_lab.engine import isolation, seats
+from dixit_lab.isolation import isolated_agent as isolation
+from dixit_lab.isolation import seats
 from dixit_lab.run import runner, tournament
 
 AGENT = '''

@@ -109,7 +109,7 @@ def test_a_gc_spy_in_the_engines_process_finds_the_game(tmp_path):
 
 
 def test_a_gc_spy_in_its_own_process_is_at_chance(tmp_path):
-    from dixit_lab.engine.isolation import IsolatedAgent
+    from dixit_lab.isolation.isolated_agent import IsolatedAgent
 
     log = tmp_path / "gc.jsonl"
     spy = IsolatedAgent(spy_spec("GcSpy", log), decision_timeout=30)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dixit_lab.engine.sandbox import sandbox_problem
+from dixit_lab.isolation.sandbox import sandbox_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRETS = {"OPENAI_API_KEY": "sk-canary-key", "HF_TOKEN": "hf-canary-token"}

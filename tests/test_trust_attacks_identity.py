@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from dixit_lab.core.agent import AgentSpecError
-from dixit_lab.engine.seat_identity import seat_spec
+from dixit_lab.isolation.seat_identity import seat_spec
 from tests.test_trust_attacks import RANDOM, spy
 from tests.test_trust_attacks_answers import MODES, _mode, cli_run
 

@@ -30,7 +30,7 @@ def _players(*extra: dict) -> dict:
 
 @pytest.fixture
 def no_sandbox(monkeypatch):
-    import dixit_lab.engine.sandbox as sandbox
+    import dixit_lab.isolation.sandbox as sandbox
 
     monkeypatch.setattr(sandbox, "sandbox_problem", lambda: NO_BWRAP)
 
@@ -61,7 +61,7 @@ def test_an_outside_agent_seated_outside_a_sandbox_by_name_is_warned_of(no_sandb
 
 
 def test_with_a_sandbox_an_outside_agent_is_sandboxed_without_a_word(monkeypatch):
-    import dixit_lab.engine.sandbox as sandbox
+    import dixit_lab.isolation.sandbox as sandbox
 
     monkeypatch.setattr(sandbox, "sandbox_problem", lambda: None)
     data, lines = untrusted_by_default(_players(SPY))

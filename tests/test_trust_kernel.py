@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from dixit_lab.engine import kernel_filter
+from dixit_lab.isolation import syscall_filter
 from tests.test_trust_attacks import RANDOM, needs_sandbox, run, sandboxed, spy
 
 KEYRING_HOST = (sys.executable, "-m", "tests.hostile.keyring_host")
@@ -92,22 +92,22 @@ def test_without_libseccomp_binding_no_sandbox_starts_and_says_why(monkeypatch):
     def missing() -> None:
         raise ImportError("No module named 'pyseccomp'")
 
-    kernel_filter.compiled.cache_clear()
-    monkeypatch.setattr(kernel_filter, "_binding", missing)
+    syscall_filter.compiled.cache_clear()
+    monkeypatch.setattr(syscall_filter, "_binding", missing)
     try:
-        problem = kernel_filter.filter_problem()
+        problem = syscall_filter.filter_problem()
     finally:
-        kernel_filter.compiled.cache_clear()
+        syscall_filter.compiled.cache_clear()
     assert problem is not None and "\n" not in problem and "pyseccomp" in problem
 
 
 _UNDER_FILTER = r"""
 import ctypes, errno, os, signal, subprocess, sys, threading
-from dixit_lab.engine import kernel_filter
-program, keyctl = kernel_filter.compiled()
+from dixit_lab.isolation import syscall_filter
+program, keyctl = syscall_filter.compiled()
 libc = ctypes.CDLL(None, use_errno=True)
-kernel_filter.join_new_keyring(libc, keyctl)
-kernel_filter.load(libc, program)
+syscall_filter.join_new_keyring(libc, keyctl)
+syscall_filter.load(libc, program)
 libc.syscall.restype = ctypes.c_long
 out = {}
 for name, number, args in [("keyctl", 250, (0, -3, 0)), ("inotify_init1", 294, (0,)),
@@ -139,7 +139,7 @@ print(out)
 def test_the_filter_refuses_with_eperm_and_leaves_what_a_game_needs():
     """Loaded in a process of its own (as a game process loads it): the refused calls get
     EPERM (clone3 ENOSYS), threads, fork, subprocess and ctypes callbacks work."""
-    problem = kernel_filter.filter_problem()
+    problem = syscall_filter.filter_problem()
     if problem is not None and not os.environ.get("CI"):
         pytest.skip(problem)
     done = subprocess.run([sys.executable, "-c", _UNDER_FILTER], capture_output=True,

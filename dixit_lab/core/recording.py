@@ -6,7 +6,7 @@ Their answers are recorded as they are made (the model exchanges, ``dixit_lab.vl
 the people's decisions, ``dixit_lab.web.decisions``) and a replay answers from the record.
 An agent class names its :class:`Recorder` (``Agent.recorder``, a name of the
 ``dixit_lab.recorders`` registry: entry points, like agents); the engine learns it with the
-rest of what it knows of a seat (``engine.trust.AgentInfo``, told by a child for an untrusted
+rest of what it knows of a seat (``isolation.trust.AgentInfo``, told by a child for an untrusted
 seat). The runner and the replay put a :class:`Recording` (the results folder, the mode, the
 run's budget, the recorders of the config's agents) in the ``TableSetup`` that every worker
 receives, and each chunk is played inside :func:`recording` of it: no environment variable

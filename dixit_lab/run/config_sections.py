@@ -17,7 +17,7 @@ from pydantic import (
 
 from dixit_lab.core.agent import make_agent
 from dixit_lab.core.rules import RuleSet, get_rules
-from dixit_lab.engine.trust import Isolation, Limits
+from dixit_lab.isolation.trust import Isolation, Limits
 from dixit_lab.plugins.spec import format_spec, parse_spec
 from dixit_lab.text_rule import text_problem
 
@@ -44,7 +44,7 @@ def _one_line(value: str | None) -> str | None:
 
 
 class LimitsConfig(_Strict):
-    """``limits:`` of an untrusted player (see :class:`~dixit_lab.engine.trust.Limits`)."""
+    """``limits:`` of an untrusted player (see :class:`~dixit_lab.isolation.trust.Limits`)."""
 
     memory_mb: int = Field(default=Limits.memory_mb, ge=64)
     processes: int = Field(default=Limits.processes, ge=0, le=4096)
@@ -109,7 +109,7 @@ class PlayerEntry(_Strict):
         return self
 
     def seat_isolation(self) -> Isolation:
-        """How this player's seats are run (:class:`~dixit_lab.engine.trust.Isolation`)."""
+        """How this player's seats are run (:class:`~dixit_lab.isolation.trust.Isolation`)."""
         limits = Limits(**self.limits.model_dump()) if self.limits else None
         return Isolation(self.isolation, self.decision_timeout, limits,
                          self.trusted_to_forget, tuple(self.files),
@@ -121,7 +121,7 @@ class PlayerEntry(_Strict):
         base, inline = parse_spec(self.agent)
         written = format_spec(base, {**inline, **self.params})
         if self.isolation != "none":
-            from dixit_lab.engine.isolation import isolated_spec
+            from dixit_lab.isolation.isolated_agent import isolated_spec
 
             return isolated_spec(written, self.seat_isolation())
         return make_agent(written).spec

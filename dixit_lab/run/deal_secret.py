@@ -30,7 +30,7 @@ _PEOPLE = ("human",)  # agents a person plays
 
 def untrusted_seats(config: ExperimentConfig) -> list[str]:
     """The players of ``config`` that are untrusted (empty: a trusted run), by name."""
-    from dixit_lab.engine.seats import seat_info
+    from dixit_lab.isolation.seats import seat_info
 
     untrusted = []
     for player in config.players:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Protocol, overload
 
 from dixit_lab.bundled import source_checkout
-from dixit_lab.engine.process_life import pool_worker_setup
 from dixit_lab.errors import ConfigError, UserError
+from dixit_lab.isolation.process_life import pool_worker_setup
 from dixit_lab.plugins.registry import Registry
 from dixit_lab.records.format import part_name
 from dixit_lab.run.tournament import GameSpec, TableSetup, play_chunk

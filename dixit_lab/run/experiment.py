@@ -27,8 +27,8 @@ from pydantic import (
 from dixit_lab.core.agent import AgentSpecError, get_agent_class, make_agent
 from dixit_lab.core.cards import DeckError, load_deck
 from dixit_lab.core.rules import RuleSet
-from dixit_lab.engine.trust import Isolation
 from dixit_lab.errors import ConfigError, install_hint
+from dixit_lab.isolation.trust import Isolation
 from dixit_lab.plugins.spec import parse_spec
 from dixit_lab.run.config_sections import (
     MAX_CONFIG_NODES,
@@ -314,7 +314,7 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
             raise ConfigError(f"{source}: engine: {error}") from None
     _check_free_text(config, source)
     if not deck.has_images:
-        from dixit_lab.engine.seats import seat_info
+        from dixit_lab.isolation.seats import seat_info
 
         for index, player in enumerate(config.players):
             try:

@@ -27,8 +27,8 @@ from dixit_lab._version import __version__
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.core.agent import make_agent
 from dixit_lab.core.recording import RecorderError, Recording, get_recorder
-from dixit_lab.engine.seats import seat_info
 from dixit_lab.errors import UserError
+from dixit_lab.isolation.seats import seat_info
 from dixit_lab.progress import progress, stage
 from dixit_lab.records.decks import DECK_PLAYED, deck_played
 from dixit_lab.records.files import compressor, find_records, records_name
@@ -298,7 +298,7 @@ def _check_players(config: ExperimentConfig) -> None:
         if info.person:
             raise ConfigError(f"{config.name}: a player is a person (agent: human): play "
                               f"this config with `dixit-lab play`")
-    from dixit_lab.engine.isolation import shared_code
+    from dixit_lab.isolation.isolated_agent import shared_code
 
     for line in shared_code([(player.display_name(), player.spec(), player.seat_isolation())
                              for player in config.players]):

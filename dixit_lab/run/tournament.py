@@ -20,9 +20,9 @@ from dixit_lab.core.recording import Recording, chunk_player, recording
 from dixit_lab.core.rules import RuleSet
 from dixit_lab.core.seeding import DealSeeds, deal_seed
 from dixit_lab.engine.game import play_game
-from dixit_lab.engine.seats import GameFailed, make_seat_agent, seat_info
-from dixit_lab.engine.trust import TRUSTED, Isolation
 from dixit_lab.errors import ConfigError
+from dixit_lab.isolation.seats import GameFailed, make_seat_agent, seat_info
+from dixit_lab.isolation.trust import TRUSTED, Isolation
 from dixit_lab.records.decks import DeckLookup, played_with
 
 __all__ = [
@@ -86,7 +86,7 @@ class TableSetup:
     engine: str = "auto"     # auto | reference | batched | compiled
     #: the games of the run (``engine: auto`` plays a long run on the compiled kernel)
     games: int = 0
-    #: how each pool seat is run (:class:`~dixit_lab.engine.trust.Isolation`); empty: all trusted
+    #: how each pool seat is run (:class:`~dixit_lab.isolation.trust.Isolation`); empty: all trusted
     isolation: tuple[Isolation, ...] = ()
     #: the run's deal secret (:mod:`dixit_lab.run.deal_secret`); None: deals from the seed alone
     secret: bytes | None = None

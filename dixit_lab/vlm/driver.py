@@ -76,7 +76,7 @@ def play_game_steps(agents: list[Agent], game: GameSteps, decisions: ThreadPoolE
 
 def _play_one(setup: TableSetup, spec: GameSpec, deck: Deck, decisions: ThreadPoolExecutor,
               stop: threading.Event) -> tuple[int, str, list[dict[str, Any]]]:
-    from dixit_lab.engine.seats import GameFailed, make_seat_agent
+    from dixit_lab.isolation.seats import GameFailed, make_seat_agent
 
     # one set of agents per game in flight (isolated seats each get their own process)
     agents = [make_seat_agent(setup.specs[seat], setup.seat_isolation(seat), setup.deck)

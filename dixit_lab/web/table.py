@@ -20,7 +20,7 @@ from dixit_lab.core.agent import Agent, PublicRound, SubmitView, VoteView
 from dixit_lab.core.cards import load_deck
 from dixit_lab.core.seeding import deal_seed
 from dixit_lab.engine.game import GameSteps, Phase, agent_answer
-from dixit_lab.engine.seats import make_seat_agent
+from dixit_lab.isolation.seats import make_seat_agent
 from dixit_lab.records.format import GameRecord
 from dixit_lab.run.experiment import ConfigError, ExperimentConfig
 from dixit_lab.run.tournament import GameSpec
@@ -43,7 +43,7 @@ def untrusted_by_default(data: Any) -> tuple[Any, list[str]]:
     point) is refused (:class:`ConfigError`, one line) unless the config gives it an
     ``isolation:`` by name; a player of outside code seated so outside a sandbox gets a
     warning line. Returns the data and the lines to show."""
-    from dixit_lab.engine.sandbox import sandbox_problem
+    from dixit_lab.isolation.sandbox import sandbox_problem
     from dixit_lab.plugins.spec import format_spec, parse_spec
     from dixit_lab.run.provenance import plays_outside_code
 

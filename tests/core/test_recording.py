@@ -24,8 +24,8 @@ from dixit_lab.core.recording import (
     recording,
 )
 from dixit_lab.core.rules import get_rules
-from dixit_lab.engine.trust import AgentInfo
 from dixit_lab.errors import UserError
+from dixit_lab.isolation.trust import AgentInfo
 from dixit_lab.run.executors import chunked, run_chunks
 from dixit_lab.run.tournament import TableSetup, play_chunk, schedule_games
 from dixit_lab_agents.random_agent import RandomAgent

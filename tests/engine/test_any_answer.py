@@ -20,9 +20,9 @@ from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import GameSteps, Phase, play_game
-from dixit_lab.engine.isolation import IsolatedAgent
-from dixit_lab.engine.sandbox import sandbox_problem
-from dixit_lab.engine.trust import Isolation
+from dixit_lab.isolation.isolated_agent import IsolatedAgent
+from dixit_lab.isolation.sandbox import sandbox_problem
+from dixit_lab.isolation.trust import Isolation
 from dixit_lab.text_rule import CLUE_CHARS, RECORD_MESSAGE_CHARS
 from tests.hostile.answers import any_value
 

@@ -20,7 +20,7 @@ if _MARK:
 
 def _patch() -> bool:
     """Route every IsolatedAgent of this process through an in-process GcSpy."""
-    isolation = sys.modules.get("dixit_lab.engine.isolation")
+    isolation = sys.modules.get("dixit_lab.isolation.isolated_agent")
     if isolation is None:
         return False
     from tests.spies import GcSpy

@@ -10,10 +10,10 @@ from dixit_lab.core.agent import make_agent
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
-from dixit_lab.engine import sandbox
 from dixit_lab.engine.game import play_game
-from dixit_lab.engine.isolation import IsolatedAgent
-from dixit_lab.engine.trust import Isolation
+from dixit_lab.isolation import sandbox
+from dixit_lab.isolation.isolated_agent import IsolatedAgent
+from dixit_lab.isolation.trust import Isolation
 from tests.test_trust_attacks import needs_sandbox
 
 RULES = get_rules("classic", max_rounds=4)

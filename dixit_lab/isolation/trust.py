@@ -3,11 +3,11 @@ and what the engine knows of an agent it does not hold (:class:`AgentInfo`).
 
 A seat is *trusted* (``isolation: none``: its agent is built in the engine's process) or
 *untrusted* (``process`` or ``sandbox``: its agent lives in a child, see
-:mod:`dixit_lab.engine.isolation`; a person's or a model's seat is untrusted too). What the engine
-must know of an untrusted seat's agent (its canonical spec, whether it plays through a remote
-model, whether it predicts find rates, whether it perceives card images) comes from a child
-as an :class:`AgentInfo`: the engine never imports, builds or asks an untrusted agent anything
-itself.
+:mod:`dixit_lab.isolation.isolated_agent`; a person's or a model's seat is untrusted too).
+What the engine must know of an untrusted seat's agent (its canonical spec, whether it plays
+through a remote model, whether it predicts find rates, whether it perceives card images) comes
+from a child as an :class:`AgentInfo`: the engine never imports, builds or asks an untrusted
+agent anything itself.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Limits:
 class Isolation:
     """How a seat's agent is run: ``none`` (in the engine's process), ``process`` (its own
     process, not a boundary) or ``sandbox`` (its own namespaces, see
-    :mod:`dixit_lab.engine.sandbox`);
+    :mod:`dixit_lab.isolation.sandbox`);
     ``timeout``: seconds for each call to an untrusted agent; ``forgets``: a sandboxed agent
     the user trusts to forget, kept for every game (else a fresh process each game);
     ``files``: more paths the sandbox may read; ``limits``: the player's ``limits:`` (None:

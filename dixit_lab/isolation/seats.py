@@ -4,15 +4,15 @@ the error of a game that fails.
 The one home of these for every chunk player: the reference engine's loop
 (:func:`dixit_lab.run.tournament.play_chunk`), the model driver (:mod:`dixit_lab.vlm.driver`) and
 the people's table (:mod:`dixit_lab.web.table`). How a seat is run and what the engine knows
-of an agent it does not hold: :mod:`dixit_lab.engine.trust`.
+of an agent it does not hold: :mod:`dixit_lab.isolation.trust`.
 """
 
 from __future__ import annotations
 
 from dixit_lab.core.agent import Agent, make_agent
-from dixit_lab.engine.isolation import IsolatedAgent, isolated_info
-from dixit_lab.engine.trust import TRUSTED, AgentInfo, Isolation
 from dixit_lab.errors import UserError
+from dixit_lab.isolation.isolated_agent import IsolatedAgent, isolated_info
+from dixit_lab.isolation.trust import TRUSTED, AgentInfo, Isolation
 
 __all__ = ["GameFailed", "make_seat_agent", "seat_info"]
 

@@ -9,7 +9,7 @@ on). ``clone3`` returns ``ENOSYS`` (its flags are behind a pointer, which a filt
 read; the C library then uses ``clone``, whose namespace flags are refused), and
 ``rt_sigaction`` may not change ``SIGCHLD`` (a process ignoring it has its children reaped
 by the kernel, their CPU time counted nowhere: see the game's CPU budget in
-:mod:`dixit_lab.engine.sandbox_template`). Any other architecture's system calls (the 32-bit
+:mod:`dixit_lab.isolation.sandbox_template`). Any other architecture's system calls (the 32-bit
 and x32 ABIs) kill the process.
 
 The filter is compiled here, in the engine, with libseccomp's ctypes binding (PyPI's

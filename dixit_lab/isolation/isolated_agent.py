@@ -2,18 +2,18 @@
 
 An :class:`IsolatedAgent` stands at the table for an agent that lives in another process:
 
-- ``process``: a fresh Python process per seat (``python -I -m dixit_lab.engine.isolation_child``,
+- ``process``: a fresh Python process per seat (``python -I -m dixit_lab.isolation.child``,
   never forked from the engine), kept for the seat's games, with an empty environment. *Its
   own process, not a boundary*: it runs as the engine's user and can read what that user can.
-- ``sandbox``: a bubblewrap sandbox per seat (:mod:`dixit_lab.engine.sandbox`) and a fresh game
+- ``sandbox``: a bubblewrap sandbox per seat (:mod:`dixit_lab.isolation.sandbox`) and a fresh game
   process forked from its pristine template for every game (``trusted_to_forget``: one game
   process kept for every game).
 
 Either way the child receives only pickled views and answers in JSON, which the engine parses
 as plain data (never unpickles); the agent's code is never imported by the engine's process:
-even its spec is checked, and what the engine must know of it (:class:`~dixit_lab.engine.trust.
+even its spec is checked, and what the engine must know of it (:class:`~dixit_lab.isolation.trust.
 AgentInfo`) told, by a child; its canonical spec the engine makes from the config's
-(:mod:`dixit_lab.engine.seat_identity`). Every call (``begin_game``, ``observe``, a decision)
+(:mod:`dixit_lab.isolation.seat_identity`). Every call (``begin_game``, ``observe``, a decision)
 and every write to the child is bounded by ``decision_timeout`` (30 s by default), and each
 game by a CPU budget (``limits.cpu_seconds``, work between decisions included): a child that is
 slow, stopped, silent, that stops reading or floods becomes a fault (``timeout`` or
@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from dixit_lab.core.agent import Agent, AgentFailure, AgentSpecError, Clue, GameContext, PublicRound
-from dixit_lab.engine.channel import Channel, ChannelError
-from dixit_lab.engine.child_stderr import SeatStderr, StderrRelay
-from dixit_lab.engine.seat_identity import seat_spec
-from dixit_lab.engine.trust import AgentInfo, Isolation, Limits
+from dixit_lab.isolation.channel import Channel, ChannelError
+from dixit_lab.isolation.child_stderr import SeatStderr, StderrRelay
+from dixit_lab.isolation.seat_identity import seat_spec
+from dixit_lab.isolation.trust import AgentInfo, Isolation, Limits
 from dixit_lab.text_rule import CLUE_CHARS, RECORD_MESSAGE_CHARS, safe_message, shown_message
 
 __all__ = ["IsolatedAgent", "isolated_info", "isolated_spec", "shared_code"]
@@ -119,7 +119,7 @@ class _ProcessChild(_Endpoint):
 
     def __init__(self, limits: Limits | None, stderr: SeatStderr) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-m", "dixit_lab.engine.isolation_child"], stdin=subprocess.PIPE,
+            [sys.executable, "-I", "-m", "dixit_lab.isolation.child"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=os.getcwd(), env=dict(_THREADS))
         self.owner = os.getpid()  # a forked worker inherits this object, not the child
         _CHILDREN.add(self)
@@ -219,7 +219,7 @@ _INFOS: dict[tuple[str, str, tuple[str, ...]], AgentInfo] = {}
 def _files(spec: str, isolation: Isolation, deck: str | None) -> list[tuple[Path, Path]]:
     """What a sandbox of this seat may read beyond the runtime: the agent's own files, the
     player's ``files`` and a deck folder outside the shipped data."""
-    from dixit_lab.engine.sandbox import agent_files, user_binds
+    from dixit_lab.isolation.sandbox import agent_files, user_binds
 
     files = [*agent_files(spec), *user_binds(isolation.files)]
     if deck is not None:
@@ -257,7 +257,7 @@ def shared_code(seats: list[tuple[str, str, Isolation]]) -> list[str]:
     """One line for each sandboxed seat (``(player, spec, isolation)``) whose sandbox binds
     another player's agent code (an entrant's package holding another entrant's module, or a
     ``files:`` entry that does): that seat can read the other's code and weights."""
-    from dixit_lab.engine.sandbox import agent_files, user_binds
+    from dixit_lab.isolation.sandbox import agent_files, user_binds
 
     code = {player: (spec, _code_path(spec)) for player, spec, _ in seats}
     lines = []
@@ -285,7 +285,7 @@ def _sandbox(spec: str, isolation: Isolation, deck: str | None,
              stderr: SeatStderr | None = None) -> Any:
     """A sandbox for ``spec``'s seat: a spare one like it, else a new one; its stderr goes
     to ``stderr`` (the seat's), else is shown under the spec."""
-    from dixit_lab.engine.sandbox import Sandbox, _preload
+    from dixit_lab.isolation.sandbox import Sandbox, _preload
 
     files, preload = _files(spec, isolation, deck), _preload(spec)
     key = (spec, tuple(files), tuple(preload), isolation.budget, os.getpid())
@@ -302,7 +302,7 @@ def _sandbox(spec: str, isolation: Isolation, deck: str | None,
 def _start(spec: str, isolation: Isolation, deck: str | None) -> tuple[_Endpoint, Any]:
     """A child for ``spec`` (and its sandbox, or None): not yet asked to make the agent."""
     if isolation.mode == "sandbox":
-        from dixit_lab.engine.sandbox import SandboxError
+        from dixit_lab.isolation.sandbox import SandboxError
 
         try:
             sandbox = _sandbox(spec, isolation, deck)
@@ -389,7 +389,7 @@ class IsolatedAgent(Agent):
         sandbox (which holds the context's deck first, and has let a built-in agent fill its
         caches for the table, so that the game process does too)."""
         if self.isolation.mode == "sandbox":
-            from dixit_lab.engine.sandbox import SandboxError
+            from dixit_lab.isolation.sandbox import SandboxError
 
             try:
                 if self._sandbox is None or not self._sandbox.alive:

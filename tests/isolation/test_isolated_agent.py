@@ -12,7 +12,7 @@ from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import play_game
-from dixit_lab.engine.isolation import IsolatedAgent, isolated_spec
+from dixit_lab.isolation.isolated_agent import IsolatedAgent, isolated_spec
 from tests.games_files import games_text
 
 SPIES = Path(__file__).parents[1] / "spies.py"

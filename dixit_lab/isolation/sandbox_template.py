@@ -1,6 +1,6 @@
 """Inside a sandbox: the pristine template process, and the game process it forks for each
-game (``python -I -m dixit_lab.engine.sandbox_template CONTROL_FD UID``, started by
-:mod:`dixit_lab.engine.sandbox`).
+game (``python -I -m dixit_lab.isolation.sandbox_template CONTROL_FD UID``, started by
+:mod:`dixit_lab.isolation.sandbox`).
 
 The template runs only the project's own code: it drops to ``UID`` (when bubblewrap started
 it as root), makes itself undumpable (no process may read or write its memory), imports the
@@ -13,8 +13,8 @@ B, the game process, which is PID 1 there: when B exits, the kernel kills every 
 left (no grandchild outlives the game), and its SysV IPC objects go with the namespace. B
 drops every capability, lowers its limits (address space and data, tasks, file size, CPU
 seconds), closes every file descriptor but its game socket and stderr, joins a new session
-keyring of its own, loads the engine's system-call filter (:mod:`dixit_lab.engine.
-kernel_filter`) and serves the engine (:func:`dixit_lab.engine.isolation_child.serve`). B
+keyring of its own, loads the engine's system-call filter (:mod:`dixit_lab.isolation.
+syscall_filter`) and serves the engine (:func:`dixit_lab.isolation.child.serve`). B
 cannot name the template or A (they are outside its PID namespace) and nothing is writable,
 so no game can leave anything for the next.
 
@@ -41,7 +41,7 @@ import sys
 import time
 from typing import Any
 
-from dixit_lab.engine.kernel_filter import join_new_keyring, load
+from dixit_lab.isolation.syscall_filter import join_new_keyring, load
 
 __all__: list[str] = []
 
@@ -121,7 +121,7 @@ def _game(game_fd: int, limits: Any, decks: dict[str, Any], prepared: dict[str, 
                        signal.SIGUSR1, signal.SIGUSR2, signal.SIGCHLD, signal.SIGXCPU):
             signal.signal(number, signal.SIG_DFL)  # SIGXCPU: over the CPU budget, it ends
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a closed socket is an error, as usual
-        from dixit_lab.engine.isolation_child import serve, set_limits
+        from dixit_lab.isolation.child import serve, set_limits
 
         set_limits(limits, processes=2 + limits.processes)  # A and B count
         cpu = _cpu_limit(limits)  # at it, SIGKILL (PID 1 of a namespace ignores SIGXCPU)
@@ -370,7 +370,7 @@ def main() -> None:
     (path, preload, limits, warm, kernel), _ = received
     join_new_keyring(_LIBC, kernel[1])  # the engine's session keyring stays outside
     sys.path[:] = path
-    importlib.import_module("dixit_lab.engine.isolation_child")
+    importlib.import_module("dixit_lab.isolation.child")
     for module in preload:  # the project's own agent modules (never an outside agent's)
         importlib.import_module(module)
     decks: dict[str, Any] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from dixit_lab.engine.child_stderr import LINE_CHARS, SeatStderr, StderrRelay
+from dixit_lab.isolation.child_stderr import LINE_CHARS, SeatStderr, StderrRelay
 
 
 def relayed(chunks: list[bytes], limit: int = 1 << 20, seats: int = 1) -> list[str]:

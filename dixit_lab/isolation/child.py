@@ -1,9 +1,9 @@
 """The child's side of an untrusted seat: one loop that reads the engine's commands and
-answers in JSON, for ``isolation: process`` (``python -m dixit_lab.engine.isolation_child``)
-and for a sandbox's game process (:mod:`dixit_lab.engine.sandbox_template`).
+answers in JSON, for ``isolation: process`` (``python -m dixit_lab.isolation.child``)
+and for a sandbox's game process (:mod:`dixit_lab.isolation.sandbox_template`).
 
-Commands (pickled by the engine, which the child trusts): ``make`` (the spec: build the
-agent, answer its :class:`~dixit_lab.engine.trust.AgentInfo`), ``deck`` (a deck the contexts name by
+Commands (pickled by the engine, which the child trusts): ``make`` (the spec: build the agent,
+answer its :class:`~dixit_lab.isolation.trust.AgentInfo`), ``deck`` (a deck the contexts name by
 its fingerprint), ``begin`` (a :class:`~dixit_lab.core.agent.GameContext`'s state), ``tell``,
 ``submit``, ``vote`` and ``observe``. Answers are plain JSON, which the engine parses as data
 (it never unpickles what a child sends).
@@ -19,8 +19,8 @@ import sys
 from typing import Any
 
 from dixit_lab.core.agent import Agent, Clue, GameContext
-from dixit_lab.engine.channel import read_frame, write_frame
-from dixit_lab.engine.trust import AgentInfo, Limits
+from dixit_lab.isolation.channel import read_frame, write_frame
+from dixit_lab.isolation.trust import AgentInfo, Limits
 
 __all__ = ["serve", "set_limits"]
 
@@ -117,7 +117,7 @@ def _plain(value: Any) -> Any:
 def _main() -> None:
     """``isolation: process``: stdin and stdout are the frames; the agent's prints go to
     stderr; the player's limits (or None) come as the first frame."""
-    from dixit_lab.engine.process_life import die_with_parent
+    from dixit_lab.isolation.process_life import die_with_parent
 
     die_with_parent()
     write_fd = os.dup(1)

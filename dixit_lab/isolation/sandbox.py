@@ -8,10 +8,10 @@ package, the shipped data and the agent's own files (no config, results folder, 
 repository or the engine's ``/proc``), with an empty environment, no capabilities and
 ``no_new_privs``; started as another uid when the engine runs as root (in a user namespace
 of its own otherwise). It dies with the engine (``--die-with-parent``). Inside runs the
-pristine template (:mod:`dixit_lab.engine.sandbox_template`), which forks a fresh game process for
-every game: no game's memory reaches the next. Each game process has a session keyring of its
-own and runs under the system-call filter compiled here (:mod:`dixit_lab.engine.kernel_filter`:
-no keyrings, inotify, mounts or namespaces).
+pristine template (:mod:`dixit_lab.isolation.sandbox_template`), which forks a fresh game
+process for every game: no game's memory reaches the next. Each game process has a session
+keyring of its own and runs under the system-call filter compiled here
+(:mod:`dixit_lab.isolation.syscall_filter`: no keyrings, inotify, mounts or namespaces).
 
 :func:`sandbox_problem` says in one line what this machine lacks to make one; nothing falls
 back to a weaker mode silently.
@@ -38,10 +38,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dixit_lab.engine.channel import Channel
-from dixit_lab.engine.child_stderr import SeatStderr, StderrRelay
-from dixit_lab.engine.kernel_filter import compiled, filter_problem
-from dixit_lab.engine.trust import Limits
+from dixit_lab.isolation.channel import Channel
+from dixit_lab.isolation.child_stderr import SeatStderr, StderrRelay
+from dixit_lab.isolation.syscall_filter import compiled, filter_problem
+from dixit_lab.isolation.trust import Limits
 
 __all__ = ["WORKDIR", "Sandbox", "SandboxError", "SandboxGame", "agent_files", "bwrap_path",
            "sandbox_binds", "sandbox_problem", "user_binds"]
@@ -350,7 +350,7 @@ class Sandbox:
         engine, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         uid = secrets.randbelow(1 << 30) + (1 << 30) if _as_root() else 0  # an unused uid
         options = [*_namespace_flags(), *_bind_args(self.binds)]
-        command = [sys.executable, "-I", "-m", "dixit_lab.engine.sandbox_template",
+        command = [sys.executable, "-I", "-m", "dixit_lab.isolation.sandbox_template",
                    str(inside.fileno()), str(uid)]
         read_args, write_args = os.pipe()  # bubblewrap reads its options here: the paths stay
         try:                               # out of its command line (and the sandbox's /proc)
