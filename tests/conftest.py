@@ -20,7 +20,7 @@ settings.load_profile("dixit_lab")
 #: alone (tests/test_conftest.py checks that each file named here exists).
 SERIAL_FILES = frozenset({
     "test_trust_attacks.py", "test_attacks.py", "test_attacks_configs.py", "test_attacks_web.py",
-    "engine/test_isolation.py", "engine/test_sandbox.py", "embeddings/test_cache.py",
+    "isolation/test_isolated_agent.py", "isolation/test_sandbox.py", "embeddings/test_cache.py",
     "vlm/test_budgets_and_share.py", "vlm/test_reply_attacks.py", "web/test_browser.py",
 })
 TESTS = Path(__file__).resolve().parent
