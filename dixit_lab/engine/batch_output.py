@@ -72,6 +72,14 @@ def json_records(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet
         parts[-1] = parts[-1][:-1]
         return np.array(parts, dtype=object)
 
+    def hand_rows(matrix: np.ndarray) -> np.ndarray:
+        """:func:`rows` of the storytellers' hands, whose -1 cells (under play_out_hands,
+        the slots of a hand that has shrunk) are left out."""
+        if bool((matrix >= 0).all()):
+            return rows(matrix)
+        return np.array([",".join([numbers[card + 1] for card in row if card >= 0])
+                         for row in matrix.tolist()], dtype=object)
+
     b = len(games.seeds)
     keys = round_json_keys()
     clue_json = _clue_json(tuple(clue_texts))
@@ -82,7 +90,7 @@ def json_records(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet
                   "storyteller_card": numbers[rnd["card"] + 1],
                   "display": rows(rnd["display"]), "card_owner": rows(rnd["card_owner"]),
                   "votes": rows(rnd["votes"]), "points": rows(rnd["points"]),
-                  "scores": rows(rnd["scores"]), "storyteller_hand": rows(rnd["hand"])}
+                  "scores": rows(rnd["scores"]), "storyteller_hand": hand_rows(rnd["hand"])}
         pieces: list[Any] = []
         for (name, _), (opening, closing) in zip(ROUND_FIELDS, keys, strict=True):
             pieces += [opening, values[name], closing]
@@ -167,11 +175,26 @@ def columns(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, dec
         fault_round=np.zeros(0, np.int64), fault_seat=np.zeros(0, np.int64),
         fault_kinds=pa.array([], pa.string()), fault_actions=pa.array([], pa.string()),
         fault_messages=pa.array([], pa.string()),
-        hands=pa.ListArray.from_arrays(
-            pa.array(np.arange(0, r * hand.shape[1] + 1, hand.shape[1], dtype=np.int32)
-                     if r else np.zeros(1, np.int32)),
-            pa.array(hand.ravel())),
+        hands=_hand_lists(hand),
         unperceived=np.zeros((r, n), dtype=np.int64))  # every clue is of the table's bank
+
+
+def _hand_lists(hand: np.ndarray) -> pa.ListArray:
+    """The storytellers' hands ((R, h), -1 in the slots of a hand that has shrunk under
+    play_out_hands) as one list a round."""
+    import pyarrow as pa
+
+    r = len(hand)
+    if not r:
+        return pa.ListArray.from_arrays(pa.array(np.zeros(1, np.int32)),
+                                        pa.array(hand.ravel()))
+    if bool((hand >= 0).all()):
+        return pa.ListArray.from_arrays(
+            pa.array(np.arange(0, r * hand.shape[1] + 1, hand.shape[1], dtype=np.int32)),
+            pa.array(hand.ravel()))
+    held = hand >= 0
+    offsets = np.concatenate([[0], np.cumsum(held.sum(axis=1))]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(hand[held]))
 
 
 def _dictionary(codes: np.ndarray, values: Sequence[str]) -> pa.DictionaryArray:

@@ -327,6 +327,11 @@ class _Batch:
             first = uniforms(stream_base(k0, k1, Streams.FIRST_STORYTELLER), 0)[:, 0]
             self.storyteller = np.minimum((first * n).astype(np.int64), n - 1)
         self.scores = np.zeros((b, n), dtype=np.int64)
+        # play_out_hands: once the pile is empty the hands shrink, each to its own length
+        # (the cards first, -1 after them); in every other mode, and with fixed hands (every
+        # round from the hands as dealt), every hand is full
+        self.ragged = rules.deck_exhausted == "play_out_hands" and not rules.fixed_hands
+        self.lengths = np.full((b, n), h, dtype=np.int64)
         self.active = np.ones(b, dtype=bool)
         self.end_round = np.full(b, -1, dtype=np.int64)
         self.end_reason = np.array(["max_rounds"] * b, dtype=object)
@@ -365,6 +370,24 @@ class _Batch:
             out.append((mask, result))
         return out
 
+    def _decide_hands(self, policies: list[Any], live: np.ndarray, seats: np.ndarray,
+                      action: str, hands: np.ndarray, *args: np.ndarray, **kwargs: Any
+                      ) -> list[tuple[np.ndarray | slice, Any]]:
+        """:meth:`_decide` for a decision on the acting seats' ``hands`` ((L, h)): under
+        play_out_hands, once hands differ in length, each length is decided apart, on the
+        hands' cards only ((L', length))."""
+        lengths = self.lengths[live, seats] if self.ragged else None
+        if lengths is None or bool((lengths == self.shape.hand).all()):
+            return self._decide(policies, live, seats, action, hands, *args, **kwargs)
+        out: list[tuple[np.ndarray | slice, Any]] = []
+        for length in np.unique(lengths).tolist():
+            rows = np.flatnonzero(lengths == length)
+            for mask, result in self._decide(policies, live[rows], seats[rows], action,
+                                             hands[rows, :length], *(a[rows] for a in args),
+                                             **kwargs):
+                out.append((rows[mask], result))
+        return out
+
     def play_round(self, index: int, live: np.ndarray, policies: list[Any]
                    ) -> dict[str, np.ndarray]:
         shape, rules = self.shape, self.rules
@@ -375,8 +398,8 @@ class _Batch:
         teller_hands = hands[np.arange(size), teller]    # (L, h)
         cards = np.empty(size, dtype=np.int64)
         clues = np.empty(size, dtype=np.int64)
-        for mask, (told_cards, told_clues) in self._decide(policies, live, teller, "tell",
-                                                           teller_hands):
+        for mask, (told_cards, told_clues) in self._decide_hands(policies, live, teller,
+                                                                 "tell", teller_hands):
             cards[mask], clues[mask] = told_cards, told_clues
         teller_hand_copy = teller_hands.copy()
 
@@ -388,15 +411,21 @@ class _Batch:
             seat = (teller + offset) % n
             seat_hands = hands[np.arange(size), seat]
             chosen = np.empty((size, per), dtype=np.int64)
-            for mask, result in self._decide(policies, live, seat, "submit", seat_hands, clues,
-                                             n_cards=per):
+            for mask, result in self._decide_hands(policies, live, seat, "submit", seat_hands,
+                                                   clues, n_cards=per):
                 chosen[mask] = result
             table[:, column:column + per] = chosen
             owners[:, column:column + per] = seat[:, None]
             column += per
 
         # remove the played cards from the hands, keeping the order of the rest
-        if per == 1:  # one card per seat: shift the cards after it one slot left
+        if self.ragged:  # hands of any length: the kept cards first, then -1
+            played = hands < 0
+            for column in range(k):
+                played |= (hands == table[:, column, None, None]) & (
+                    np.arange(n)[None, :, None] == owners[:, column, None, None])
+            kept_order = np.argsort(played, axis=2, kind="stable")
+        elif per == 1:  # one card per seat: shift the cards after it one slot left
             seat_card = np.empty((size, n), dtype=np.int64)
             seat_card[np.arange(size)[:, None], owners] = table
             position = np.argmax(hands == seat_card[:, :, None], axis=2)
@@ -409,6 +438,11 @@ class _Batch:
                     np.arange(n)[None, :, None] == owners[:, column, None, None])
             kept_order = np.argsort(played, axis=2, kind="stable")
         hands = np.take_along_axis(hands, kept_order, axis=2)  # kept cards first, in order
+        if self.ragged:
+            is_teller = np.arange(n)[None, :] == teller[:, None]
+            kept = self.lengths[live] - np.where(is_teller, 1, per)
+            self.lengths[live] = kept
+            hands[np.arange(h)[None, None, :] >= kept[:, :, None]] = -1
 
         counters = index * k + np.arange(k, dtype=np.uint64)
         permutation = np.argsort(uniforms(self.display_base[live, None], counters), axis=1,
@@ -444,6 +478,11 @@ class _Batch:
             exhausted = self._refill(going, teller[~ended], index)
             if exhausted:
                 self._end(going, index, "deck_exhausted")
+            elif self.ragged and self.pile.shape[1] == 0:  # can the next round be played?
+                following = (teller[~ended] + 1) % n
+                needed = np.where(np.arange(n)[None, :] == following[:, None], 1, per)
+                short = (self.lengths[going] < needed).any(axis=1)
+                self._end(going[short], index, "deck_exhausted")
         self.storyteller[live] = (teller + 1) % n
         return record
 
@@ -486,11 +525,13 @@ class _Batch:
         hands = self.hands[rows]
         # the kept cards fill the first slots; drawn cards go after them, seat by seat
         is_teller = np.arange(n)[None, :] == teller[:, None]
-        filled = h - np.where(is_teller, 1, per)
+        filled = self.lengths[rows].copy() if self.ragged else h - np.where(is_teller, 1, per)
         for t in range(drawn):
             seat = seats[:, t]
             hands[np.arange(size), seat, filled[np.arange(size), seat]] = cards[:, t]
             filled[np.arange(size), seat] += 1
         self.hands[rows] = hands
+        if self.ragged:
+            self.lengths[rows] = filled
         self.pile = self.pile[:, :pile_length - drawn]
         return mode == "end_when_last_drawn" and self.pile.shape[1] == 0

@@ -273,7 +273,9 @@ def _rounds_guess(rules: RuleSet, shape: TableShape) -> int:
     """Rounds a game lasts when the deck ends it (a guess otherwise: the arrays grow)."""
     if rules.deck_exhausted == "reshuffle_discard" or rules.fixed_hands:
         return min(rules.max_rounds, 32)
-    return min(rules.max_rounds, 2 + (shape.deck - shape.n * shape.hand) // shape.shown)
+    # play_out_hands: then the hands are played out, a card or two a round
+    out = shape.hand if rules.deck_exhausted == "play_out_hands" else 0
+    return min(rules.max_rounds, 2 + out + (shape.deck - shape.n * shape.hand) // shape.shown)
 
 
 #: the round arrays' integers but the clue rows: seats, cards (< MAX_DECK), votes, points and

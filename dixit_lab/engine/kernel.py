@@ -37,11 +37,11 @@ from dixit_lab.engine.kernel_streams import (
 from dixit_lab.engine.numba_cache import cached_njit
 from dixit_lab.policy import kernel as policy_kernel
 
-__all__ = ["CANNOT_REFILL", "DECK_EXHAUSTED", "LAST_DRAWN", "MAX_ROUNDS", "RESHUFFLE",
+__all__ = ["CANNOT_REFILL", "DECK_EXHAUSTED", "LAST_DRAWN", "MAX_ROUNDS", "PLAY_OUT", "RESHUFFLE",
            "SOURCES", "TARGET_SCORE", "play_games", "sources_digest"]
 
 # deck_exhausted modes (dixit_lab.core.rules.DECK_EXHAUSTED_MODES, in order)
-LAST_DRAWN, CANNOT_REFILL, RESHUFFLE = 0, 1, 2
+LAST_DRAWN, CANNOT_REFILL, RESHUFFLE, PLAY_OUT = 0, 1, 2, 3
 # end reasons
 MAX_ROUNDS, TARGET_SCORE, DECK_EXHAUSTED = 0, 1, 2
 #: the modules whose functions and constants :func:`play_games` compiles in, beside this one
@@ -102,6 +102,11 @@ def _refill(hands, lengths, dealt, pile, plen, discard, dlen, teller, dims, rule
             hands[s, lengths[s]] = pile[plen - 1]
             lengths[s] += 1
             plen -= 1
+    if mode == PLAY_OUT and plen == 0:  # can the next round be played from the hands?
+        following = (teller + 1) % n
+        for s in range(n):
+            if lengths[s] < (1 if s == following else dims[2]):
+                return True, plen, dlen, reshuffles
     return mode == LAST_DRAWN and plen == 0, plen, dlen, reshuffles
 
 
@@ -181,6 +186,8 @@ def _compiled(sources: str) -> Any:
             for index in range(max_rounds):
                 for i in range(lengths[teller]):
                     r_hand[row, i] = hands[teller, i]
+                for i in range(lengths[teller], h):  # a hand shrunk under play_out_hands
+                    r_hand[row, i] = -1
                 p = seating[g, teller]
                 card, clue = play_tell(pol[p, TELL], p, hands, teller, lengths[teller],
                                        bases, counters, pol, temps, vecs, ivecs, cdfs,

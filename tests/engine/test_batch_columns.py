@@ -12,14 +12,17 @@ from dixit_lab.run.runner import game_specs, table_setup
 from dixit_lab.run.tournament import play_chunk_columns
 
 
-@pytest.mark.parametrize("players", [
-    ["literal", "literal", "softmax(temperature=0.1)", "softmax(temperature=0.1)",
-     "ambiguity(target=0.4)"],
-    ["literal", "random", "softmax"],
+@pytest.mark.parametrize(("players", "rules"), [
+    (["literal", "literal", "softmax(temperature=0.1)", "softmax(temperature=0.1)",
+      "ambiguity(target=0.4)"], "classic"),
+    (["literal", "random", "softmax"], "classic"),
+    # hands that shrink once the pile is empty: lists of every length
+    (["literal", "random", "softmax", "random"],
+     {"preset": "classic", "options": {"deck_exhausted": "play_out_hands"}}),
 ])
-def test_the_engines_columns_are_its_lines_parsed(players) -> None:
+def test_the_engines_columns_are_its_lines_parsed(players, rules) -> None:
     config = parse_config({"name": "cols", "seed": 5, "games": 40, "deck": "dreams",
-                           "players": players, "engine": "batched"})
+                           "players": players, "engine": "batched", "rules": rules})
     setup = table_setup(config)
     chunk = list(game_specs(config))[3:40]
     results, batch, text = play_chunk_columns(setup, chunk)

@@ -158,14 +158,12 @@ def test_auto_picks_the_kernel_for_a_long_run_only_when_it_plays_everything(monk
                                         "Numba is not installed (test)")
 
 
-def test_engine_compiled_refuses_what_it_cannot_play(monkeypatch):
-    with pytest.raises(ConfigError, match="engine 'compiled' was asked for, but .*"
-                                          "play_out_hands"):
-        parse_config(_config("compiled", rules={"preset": "classic", "options": {
-                                                "deck_exhausted": "play_out_hands"}}))
-    if kernel_problem() is None:  # own_card_votes it plays (it refused it before)
-        setup = table_setup(parse_config(_config("compiled", rules="dixitworld_as_run")))
-        assert setup.engine_choice()[0] == "compiled"
+def test_engine_compiled_plays_every_rule_and_refuses_a_missing_numba(monkeypatch):
+    if kernel_problem() is None:  # play_out_hands and own_card_votes too (both refused before)
+        for rules in ({"preset": "classic", "options": {"deck_exhausted": "play_out_hands"}},
+                      "dixitworld_as_run"):
+            setup = table_setup(parse_config(_config("compiled", rules=rules)))
+            assert setup.engine_choice()[0] == "compiled", rules
     from dixit_lab.engine import compiled
 
     monkeypatch.setattr(compiled, "kernel_problem", lambda: "Numba is not installed (test)")
