@@ -4,6 +4,7 @@ budgets) as validated models, and the bounds on what one config may ask for;
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Literal
 
@@ -15,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from dixit_lab.core.agent import make_agent
+from dixit_lab.core.agent import get_agent_class, make_agent
 from dixit_lab.core.rules import RuleSet, get_rules
 from dixit_lab.isolation.trust import Isolation, Limits
 from dixit_lab.plugins.spec import format_spec, parse_spec
@@ -124,10 +125,18 @@ class PlayerEntry(_Strict):
             from dixit_lab.isolation.isolated_agent import isolated_spec
 
             return isolated_spec(written, self.seat_isolation())
-        return make_agent(written).spec
+        return _canonical_spec(written, get_agent_class(base))
 
     def display_name(self) -> str:
         return self.name or self.spec()
+
+
+@functools.lru_cache(maxsize=1024)
+def _canonical_spec(written: str, agent_class: type) -> str:
+    """The canonical spec of the agent ``written`` names, built (and so checked) once per
+    spec and class: a config's players are asked for theirs a dozen times per run (the
+    class is in the key, so an agent registered again under the same name is asked anew)."""
+    return make_agent(written).spec
 
 
 class RulesConfig(_Strict):

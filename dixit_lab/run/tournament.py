@@ -163,7 +163,19 @@ class TableSetup:
         batched`` or ``compiled`` raises instead of falling back). ``auto`` plays on the
         compiled kernel when the ``fast`` extra is installed, it plays every agent and rule,
         and the run has at least :data:`AUTO_COMPILED_GAMES` games (fewer do not repay the
-        kernel's start: seconds to load, minutes to compile the first time)."""
+        kernel's start: seconds to load, minutes to compile the first time).
+
+        Chosen once per setup, on the agents of :func:`_shared_agents` (the ones the games
+        are then played with), and kept with it: a worker the setup is sent to plays the
+        choice rather than making it again."""
+        choice: tuple[str, str] | None = self.__dict__.get("_engine_choice")
+        if choice is None:
+            choice = self._choose_engine()
+            object.__setattr__(self, "_engine_choice", choice)  # frozen: a cache, not a field
+        return choice
+
+    def _choose_engine(self) -> tuple[str, str]:
+        """:meth:`engine_choice`, made."""
         if self.engine == "reference":
             return "reference", "engine: reference in the config"
         from dixit_lab.engine.batched import batch_blocker
@@ -176,8 +188,8 @@ class TableSetup:
         elif rule_problem is not None:
             why = rule_problem
         else:
-            blockers = {spec: batch_blocker(make_agent(spec)) for spec in dict.fromkeys(
-                self.specs)}
+            shared = _shared_agents(self)
+            blockers = {spec: batch_blocker(agent) for spec, agent in shared.items()}
             why = "; ".join(f"{spec}: {reason}" for spec, reason in blockers.items()
                             if reason is not None)
             if not why:
@@ -194,7 +206,7 @@ class TableSetup:
         from dixit_lab.engine.compiled import compiled_problem
 
         problem = compiled_problem(self.rules, load_deck(self.deck),
-                                   [make_agent(spec) for spec in dict.fromkeys(self.specs)])
+                                   list(_shared_agents(self).values()))
         if self.engine == "compiled":
             if problem is not None:
                 raise ConfigError(f"engine 'compiled' was asked for, but {problem}; use "
@@ -391,7 +403,14 @@ def _play_batched(setup: TableSetup, chunk: list[GameSpec], columns: bool = Fals
                   ) -> tuple[list[tuple[int, str]], Any, str | None]:
     from dixit_lab.engine.batch_output import lines_of
 
-    if setup.engine_choice()[0] == "compiled":
+    # the choice travels with the setup; a worker without Numba (a cluster's machine) plays
+    # the same games, byte for byte, on the NumPy engine
+    compiled = setup.engine_choice()[0] == "compiled"
+    if compiled:
+        from dixit_lab.engine.compiled import kernel_problem
+
+        compiled = kernel_problem() is None
+    if compiled:
         from dixit_lab.engine.compiled import play_compiled as play_batch
         from dixit_lab.engine.compiled import play_compiled_columns as play_batch_columns
         engine = "compiled engine"

@@ -120,3 +120,47 @@ def test_the_batched_engines_keep_the_agents_of_a_bounded_number_of_setups(monke
     assert setups[0].key in tournament._SHARED and kept[1].key not in tournament._SHARED
     tournament.forget_agents()
     assert not tournament._SHARED
+
+
+_BUILT = {"path": None}
+
+
+def _counting_literal():
+    from dixit_lab.core.agent import register_agent
+    from dixit_lab_agents.literal import LiteralAgent
+
+    @register_agent("test-counted-literal")
+    class Counted(LiteralAgent):
+        """literal, writing the pid of every process that builds one."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            if _BUILT["path"] is not None:
+                with open(_BUILT["path"], "a", encoding="utf-8") as out:
+                    out.write(f"{__import__('os').getpid()}\n")
+
+    return Counted
+
+
+def test_a_run_builds_its_agents_once_and_its_workers_none(tmp_path):
+    """The engine is chosen once per setup, on the agents the games are played with, and the
+    choice travels with the setup: forked workers build no agent (the quickstart built 342
+    agents, 80 in each worker, before; 27 now)."""
+    import os
+
+    from dixit_lab.run.experiment import parse_config
+    from dixit_lab.run.runner import run_experiment
+
+    _counting_literal()
+    _BUILT["path"] = tmp_path / "built.txt"
+    try:
+        config = parse_config({"name": "once", "seed": 3, "games": 60, "deck": "dreams",
+                               "players": ["test-counted-literal", "random", "softmax"],
+                               "executor": {"kind": "process", "workers": 2,
+                                            "chunk_size": 5}})
+        run_experiment(config, tmp_path / "out", show_progress=False)
+    finally:
+        _BUILT["path"], built = None, (tmp_path / "built.txt").read_text().split()
+    here = str(os.getpid())
+    assert set(built) == {here}, f"workers built agents: {sorted(set(built) - {here})}"
+    assert len(built) <= 5, f"{len(built)} agents built for one run"
