@@ -125,14 +125,15 @@ class PlayerEntry(_Strict):
             from dixit_lab.isolation.isolated_agent import isolated_spec
 
             return isolated_spec(written, self.seat_isolation())
-        return _canonical_spec(written, get_agent_class(base))
+        agent_class: Any = get_agent_class(base)  # (a class is hashable; typing says Agent is not)
+        return _canonical_spec(written, agent_class)
 
     def display_name(self) -> str:
         return self.name or self.spec()
 
 
 @functools.lru_cache(maxsize=1024)
-def _canonical_spec(written: str, agent_class: type) -> str:
+def _canonical_spec(written: str, agent_class: Any) -> str:
     """The canonical spec of the agent ``written`` names, built (and so checked) once per
     spec and class: a config's players are asked for theirs a dozen times per run (the
     class is in the key, so an agent registered again under the same name is asked anew)."""
