@@ -97,6 +97,19 @@ class RuleSet:
         """Number of cards laid out each round."""
         return 1 + (n_players - 1) * self.cards_per_player(n_players)
 
+    def barred_votes(self, own_positions: Sequence[int]) -> tuple[int, ...]:
+        """The displayed positions a listener may not vote for, given the positions of its
+        own cards: those, unless ``own_card_votes``. The one statement of who may vote for
+        what: the engine's check, the play page's server (which tells the page), the
+        environment's masks and the model seats' card numbers all read it."""
+        return () if self.own_card_votes else tuple(own_positions)
+
+    def barred_vote_mask(self, own: np.ndarray) -> np.ndarray:
+        """:meth:`barred_votes` over arrays, for engines of many tables: ``own`` a boolean
+        mask of the listeners' own cards (any shape, display positions last), the mask of
+        the positions barred (``tests/core/test_rules.py`` holds the two forms together)."""
+        return np.zeros_like(own) if self.own_card_votes else own
+
     def check_players(self, n_players: int) -> None:
         """Raise :class:`RuleError` if this rule set does not allow ``n_players``."""
         if not self.min_players <= n_players <= self.max_players:
@@ -327,7 +340,8 @@ def _check_round(
         ):
             raise IllegalAction(f"seat {seat} voted for card {index!r}, out of range "
                                 f"0..{len(card_owner) - 1}")
-        if card_owner[index] == seat and not rules.own_card_votes:
+        own = [position for position, owner in enumerate(card_owner) if owner == seat]
+        if index in rules.barred_votes(own):
             raise IllegalAction(f"seat {seat} voted for its own card (displayed index {index})")
     return n_players
 

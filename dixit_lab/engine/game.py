@@ -328,7 +328,7 @@ class GameSteps:
         scores = [0] * n
         perceived = [context.perceived for context in self._contexts]
         said = [context.unperceived_now for context in self._contexts]  # ask only if any
-        own_allowed = rules.own_card_votes  # then every displayed card is a legal vote
+        barred_votes = rules.barred_votes  # the positions a listener may not vote for
         rounds: list[RoundRecord] = []
         history: tuple[PublicRound, ...] = ()
         end_reason: EndReason = "max_rounds"
@@ -380,7 +380,7 @@ class GameSteps:
                 for seat in listeners])))
             votes: list[int | None] = [None] * n
             for seat, vote in zip(listeners, answers, strict=True):
-                own = () if own_allowed else positions[seat]
+                own = barred_votes(positions[seat])
                 votes[seat] = vote if type(vote) is int and 0 <= vote < k and vote not in own \
                     else self._voted(seat, vote, k, own)
             # -- the scores, the record and the reveal

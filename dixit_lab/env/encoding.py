@@ -271,7 +271,7 @@ class Encoder:
         elif state.step == VOTE:
             start = actions.display_offset
             mask[start:start + len(state.display)] = 1
-            for position in () if self.rules.own_card_votes else state.own:
+            for position in self.rules.barred_votes(state.own):
                 mask[start + position] = 0
         else:
             mask[1:1 + len(state.hand)] = 1

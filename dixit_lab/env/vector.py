@@ -288,8 +288,7 @@ class DixitVectorEnv(VectorEnv):
         if kind in (TELL_CARD, SUBMIT):
             masks[:, :, 1:1 + h] = acting[:, :, None] & present & ~tables.chosen
         elif kind == VOTE:
-            legal = acting[:, :, None] if self.rules.own_card_votes else \
-                acting[:, :, None] & ~own
+            legal = acting[:, :, None] & ~self.rules.barred_vote_mask(own)
             masks[:, :, layout.display_offset:end] = legal
         teller = tables.storyteller
         if kind == TELL_CLUE:

@@ -217,9 +217,9 @@ class ChatAgent(Agent):
 
     def vote(self, view: VoteView) -> int:
         own = [position + 1 for position in view.own_positions]
-        allowed = self.context.rules.own_card_votes  # own cards are votes too
-        labels = [label for label in range(1, len(view.display) + 1)
-                  if allowed or label not in own]
+        barred = self.context.rules.barred_votes(view.own_positions)
+        labels = [position + 1 for position in range(len(view.display))
+                  if position not in barred]
         own_text = ("Card " if len(own) == 1 else "Cards ") + " and ".join(map(str, own)) + \
             (" is yours." if len(own) == 1 else " are yours.")
         answer = self._decide("vote", view.round, labels, 1, view.display, {

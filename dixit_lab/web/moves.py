@@ -8,10 +8,11 @@ sees an illegal human move, so a person's game has no faults.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dixit_lab.core.agent import Clue, SubmitView, TellView, VoteView
+from dixit_lab.core.rules import RuleSet
 from dixit_lab.text_rule import CLUE_CHARS, text_problem
 
 __all__ = ["CLUE_LIMIT", "DEPTH_LIMIT", "IllegalMove", "check_move", "read_move"]
@@ -132,25 +133,26 @@ def _submit(view: SubmitView, move: Any) -> list[int]:
     return cards
 
 
-def _vote(view: VoteView, move: Any, own_card_votes: bool = False) -> int:
+def _vote(view: VoteView, move: Any, barred: Sequence[int]) -> int:
     position = _integer(move, "the vote")
     if not 0 <= position < len(view.display):
         raise IllegalMove("position", f"vote for a displayed position 0..{len(view.display) - 1}"
                                       f"; {position} is not one")
-    if position in view.own_positions and not own_card_votes:
+    if position in barred:
         raise IllegalMove("own-card", "a player may never vote for their own card")
     return position
 
 
-_CHECKS: dict[str, Callable[[Any, Any], Any]] = {"tell": _tell, "submit": _submit,
-                                                 "vote": _vote}
+_CHECKS: dict[str, Callable[[Any, Any], Any]] = {"tell": _tell, "submit": _submit}
+_KINDS = ("tell", "submit", "vote")
 
 
-def check_move(action: str, view: Any, body: Any, own_card_votes: bool = False) -> Any:
+def check_move(action: str, view: Any, body: Any, rules: RuleSet) -> Any:
     """The engine's answer for ``body`` (``{"tell": ...}``, ``{"submit": ...}`` or
-    ``{"vote": ...}``) when the seat's pending decision is ``action`` on ``view``
-    (``own_card_votes``: the rule that lets a player vote for their own card)."""
-    if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in _CHECKS:
+    ``{"vote": ...}``) when the seat's pending decision is ``action`` on ``view``, under
+    ``rules`` (whose :meth:`~dixit_lab.core.rules.RuleSet.barred_votes` says which displayed
+    cards a vote may not take)."""
+    if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in _KINDS:
         raise IllegalMove("malformed", 'a move is one of {"tell": {"card": ID, "clue": TEXT}}, '
                                        '{"submit": [IDS]} or {"vote": POSITION}', 400)
     kind, move = next(iter(body.items()))
@@ -158,5 +160,5 @@ def check_move(action: str, view: Any, body: Any, own_card_votes: bool = False) 
         raise IllegalMove("turn", f"the game waits for this seat to {action}, not to {kind}",
                           409)
     if kind == "vote":
-        return _vote(view, move, own_card_votes)
+        return _vote(view, move, rules.barred_votes(view.own_positions))
     return _CHECKS[kind](view, move)

@@ -341,8 +341,7 @@ class PlayTable:
             if self.over or decision is None or human.answer is not _NOTHING:
                 raise IllegalMove("turn", "it is not this seat's turn: wait for the others",
                                   409)
-            answer = check_move(decision.action, decision.view, body,
-                                self.rules.own_card_votes)
+            answer = check_move(decision.action, decision.view, body, self.rules)
             human.answer = answer
             if decision.action == "tell":
                 human.played, human.clue = [answer.card], answer.text
@@ -391,6 +390,8 @@ class PlayTable:
                 "display": cards_json(deck, human.display),
                 "own_positions": list(human.own_positions),
                 "own_card_votes": self.rules.own_card_votes,
+                # the positions this seat may not vote for: the page asks, never works it out
+                "barred_votes": list(self.rules.barred_votes(human.own_positions)),
                 "played": cards_json(deck, human.played),
                 "vote": human.vote,
                 "scores": scores,

@@ -150,6 +150,7 @@ def test_illegal_moves_get_4xx_naming_the_rule(tmp_path):
         view = wait_for_phase(client, token, "vote")
         own = view["own_positions"]
         assert len(own) == 2 and len(view["display"]) == 5
+        assert view["barred_votes"] == own  # the page is told what it may not vote for
         assert client.post(url, json={"vote": own[0]}).json()["rule"] == "own-card"
         assert client.post(url, json={"vote": 5}).json()["rule"] == "position"
         assert client.post(url, json={"vote": "1"}).status_code == 400

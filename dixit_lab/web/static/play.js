@@ -189,7 +189,7 @@ function drawAction(next, revealing) {
       ? "your card (told)" : "your card (submitted)"}));
   $("hand").replaceChildren(...hand, ...played);
   const own = next.own_positions;
-  const barred = (position) => own.includes(position) && !next.own_card_votes;
+  const barred = (position) => next.barred_votes.includes(position);  // the server's rule
   const display = next.display.map((card, position) => phase === "vote"
     ? cardView(card, {
         label: own.includes(position) ? el("span", {}, el("b", {}, `${position + 1}.`), " yours")
