@@ -225,7 +225,7 @@ def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray, reuse: bool = Fal
     the next (their pages written once, not once a batch: a tenth of a compiled game), so
     valid only until this thread's next call with ``reuse``. ``first_player_seats``: (B,)
     as ``batched.first_seats`` (None: 0 in every game)."""
-    from dixit_lab.engine.kernel import play_games
+    from dixit_lab.engine.kernel import Games, Policies, Results, Rounds, Table, play_games
     from dixit_lab.engine.kernel_bases import seat_bases
 
     shape = table.shape
@@ -252,11 +252,14 @@ def play_keys(table: Tables, rules: RuleSet, keys: np.ndarray, reuse: bool = Fal
     final = np.empty((b, n), dtype=np.int64)
     capacity = b * _rounds_guess(rules, shape) + rules.max_rounds
     rounds = _held_rounds(capacity, shape) if reuse else _round_arrays(capacity, shape)
+    games = Games(keys, bases, seating, firsts)
+    at = Table(dims, rule_ints, search, bonus)
+    policies = Policies._make((*pack, MARGIN))  # MARGIN read now: tests set it
+    results = Results(round_start, end_round, end_reason, final)
     done = 0
     while done < b:
-        done = play_games(  # type: ignore[call-arg]
-            keys, bases, seating, firsts, dims, rule_ints, search, bonus, *pack, MARGIN,
-            done, b, round_start, end_round, end_reason, final, *rounds.values())
+        done = play_games(games, at, policies, done, b, results,  # type: ignore[call-arg]
+                          Rounds(*rounds.values()))
         if done < b:  # the round arrays are full: twice the room, and on
             grown = _round_arrays(2 * len(rounds["storyteller"]), shape)
             for key, values in rounds.items():
@@ -414,9 +417,10 @@ def softmax_weights(values: Any, temperature: float) -> np.ndarray:
 def _pack(policies: list[KernelPolicy], near_by_round: list[list[Any]]
           ) -> tuple[np.ndarray, ...]:
     """(pol, temps, tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows, wtabs,
-    wvecs): the arguments of ``kernel.play_games`` that describe the policies (``near_keys``:
-    each ``NearBest``'s ``keys_by_best_card``, which its tell looks up; ``wtabs``, ``wvecs``:
-    the softmax weights of the tables and vectors a softmax rule draws from)."""
+    wvecs): the fields of ``kernel.Policies`` but the margin, which describe the policies
+    (``near_keys``: each ``NearBest``'s ``keys_by_best_card``, which its tell looks up;
+    ``wtabs``, ``wvecs``: the softmax weights of the tables and vectors a softmax rule draws
+    from)."""
     from dixit_lab.engine import kernel_rules
 
     tabs, vecs = _Stack(np.float64, (1, 1, 1)), _Stack(np.float64, (1, 1))

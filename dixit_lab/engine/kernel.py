@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -38,7 +38,8 @@ from dixit_lab.engine.numba_cache import cached_njit
 from dixit_lab.policy import kernel as policy_kernel
 
 __all__ = ["CANNOT_REFILL", "DECK_EXHAUSTED", "LAST_DRAWN", "MAX_ROUNDS", "PLAY_OUT", "RESHUFFLE",
-           "SOURCES", "TARGET_SCORE", "play_games", "sources_digest"]
+           "SOURCES", "TARGET_SCORE", "Games", "Policies", "Results", "Rounds", "Table",
+           "play_games", "sources_digest"]
 
 # deck_exhausted modes (dixit_lab.core.rules.DECK_EXHAUSTED_MODES, in order)
 LAST_DRAWN, CANNOT_REFILL, RESHUFFLE, PLAY_OUT = 0, 1, 2, 3
@@ -46,6 +47,73 @@ LAST_DRAWN, CANNOT_REFILL, RESHUFFLE, PLAY_OUT = 0, 1, 2, 3
 MAX_ROUNDS, TARGET_SCORE, DECK_EXHAUSTED = 0, 1, 2
 #: the modules whose functions and constants :func:`play_games` compiles in, beside this one
 SOURCES = (kernel_streams, kernel_rules, policy_kernel)
+
+
+class Games(NamedTuple):
+    """The batch's games, B of them."""
+
+    keys: np.ndarray        #: (B, 2) uint64: each game's key
+    seat_bases: np.ndarray  #: (B, n) uint64: each seat's stream base
+    seating: np.ndarray     #: (B, n): the policy (row of ``Policies.pol``) of each seat
+    firsts: np.ndarray      #: (B,): the first storyteller, unless it is drawn
+
+
+class Table(NamedTuple):
+    """The table's shape and rules, as integers."""
+
+    #: players, hand size, cards per listener, displayed cards, deck size
+    dims: np.ndarray
+    #: deck_exhausted mode, target score (-1: none), max_rounds, random first storyteller,
+    #: fixed hands
+    rule_ints: np.ndarray
+    #: the search points by number of finders: rows storyteller, finder, missed
+    search: np.ndarray
+    #: the vote bonus by votes received
+    bonus: np.ndarray
+
+
+class Policies(NamedTuple):
+    """The policies' arrays (``dixit_lab.engine.compiled._pack`` says each), and the margin of
+    the fast softmax draw."""
+
+    pol: np.ndarray
+    temps: np.ndarray
+    tabs: np.ndarray
+    vecs: np.ndarray
+    ivecs: np.ndarray
+    cdfs: np.ndarray
+    near_keys: np.ndarray
+    nbest: np.ndarray
+    words: np.ndarray
+    near_rows: np.ndarray
+    wtabs: np.ndarray
+    wvecs: np.ndarray
+    #: :data:`dixit_lab.engine.compiled.MARGIN`
+    margin: float
+
+
+class Results(NamedTuple):
+    """What each game comes to (written by :func:`play_games`)."""
+
+    round_start: np.ndarray  #: (B + 1,): the first row of each game's rounds
+    end_round: np.ndarray    #: (B,): the index of its last round
+    end_reason: np.ndarray   #: (B,): MAX_ROUNDS, TARGET_SCORE or DECK_EXHAUSTED
+    final: np.ndarray        #: (B, n): the final scores
+
+
+class Rounds(NamedTuple):
+    """The round arrays, a row a round (the batched engine's names, written by
+    :func:`play_games`)."""
+
+    storyteller: np.ndarray
+    clue: np.ndarray
+    card: np.ndarray
+    display: np.ndarray
+    card_owner: np.ndarray
+    votes: np.ndarray
+    points: np.ndarray
+    scores: np.ndarray
+    hand: np.ndarray  #: the storyteller's hand (-1 in the slots of a shrunk hand)
 
 
 def sources_digest() -> str:
@@ -114,22 +182,21 @@ def _compiled(sources: str) -> Any:
     """:func:`play_games`, its cache keyed by ``sources`` (the module's docstring says why)."""
 
     @cached_njit()
-    def play_games(keys, seat_bases, seating, firsts, dims, rule_ints, search, bonus, pol,
-                   temps, tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows, wtabs,
-                   wvecs, margin, start, stop,
-                   round_start, end_round, end_reason, final, r_teller, r_clue, r_card,
-                   r_display, r_owner, r_votes, r_points, r_scores, r_hand
+    def play_games(games, table, policies, start, stop, results, rounds
                    ):  # type: ignore[no-untyped-def]
-        """Play games ``start .. stop - 1`` (their rounds from row ``round_start[start]`` of
-        the round arrays) and return the index of the first game not played: ``stop``, or
-        earlier if the round arrays could not hold ``max_rounds`` more rounds (the caller
-        grows them and calls again from there). ``dims``: players, hand size, cards per
-        listener, displayed cards, deck size; ``rule_ints``: deck_exhausted mode, target
-        score (-1: none), max_rounds, random first storyteller, fixed hands; ``search``: the
-        search points by number of finders (storyteller, finder, missed), ``bonus``: the
-        vote bonus by votes received; ``seating``: the policy (row of ``pol``) of each seat
-        of each game; ``firsts``: each game's first storyteller unless it is drawn (random
-        first storyteller); ``margin``: :data:`dixit_lab.engine.compiled.MARGIN`."""
+        """Play ``games`` (:class:`Games`) ``start .. stop - 1`` at ``table``
+        (:class:`Table`) with ``policies`` (:class:`Policies`), writing each game's
+        :class:`Results` and its :class:`Rounds` from row ``results.round_start[start]``,
+        and return the index of the first game not played: ``stop``, or earlier if the round
+        arrays could not hold ``max_rounds`` more rounds (the caller grows them and calls
+        again from there)."""
+        keys, seat_bases, seating, firsts = games
+        dims, rule_ints, search, bonus = table
+        (pol, temps, tabs, vecs, ivecs, cdfs, near_keys, nbest, words, near_rows, wtabs,
+         wvecs, margin) = policies
+        round_start, end_round, end_reason, final = results
+        r_teller, r_clue, r_card, r_display, r_owner, r_votes, r_points, r_scores, r_hand = \
+            rounds
         if not sources:  # (the digest, read once a batch: it is the cache's key, see above)
             return start
         n, h, per, k, size = dims[0], dims[1], dims[2], dims[3], dims[4]
