@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from dixit_lab.errors import UserError
 from dixit_lab.isolation.seats import seat_info
 from dixit_lab.records.files import games_file, open_records
 from dixit_lab.run.experiment import expand_sweep, parse_config
@@ -44,11 +45,15 @@ def main() -> None:
             data.pop("tune", None)
             data["games"] = min(int(data["games"]), args.games)
             data["executor"] = {"kind": "local"}
-            if data.get("sweep"):
-                points = [(f"[{index}]", config) for index, _, config in
-                          expand_sweep(data, str(path))]
-            else:
-                points = [("", parse_config(data, str(path)))]
+            try:  # a config this install cannot play (play.yaml without torch) is said
+                if data.get("sweep"):
+                    points = [(f"[{index}]", config) for index, _, config in
+                              expand_sweep(data, str(path))]
+                else:
+                    points = [("", parse_config(data, str(path)))]
+            except UserError as error:
+                print(f"{path.stem}: skipped ({error})")
+                continue
             for label, config in points:
                 if any(seat_info(spec).untrusted for _, spec in config.seats()):
                     print(f"{path.stem}{label}: skipped (needs a person or a model server)")

@@ -41,7 +41,8 @@ def test_written_out_decisions_are_the_policys(preset, players):
         assert fast.rounds == slow.rounds and fast.final_scores == slow.final_scores
 
 
-def test_own_card_votes_are_drawn_among_every_card():
+def test_under_own_card_votes_its_one_game_decisions_are_its_policys():
+    """(It never votes for its own card: the rule allows that vote, random does not cast it.)"""
     rules = get_rules("classic", own_card_votes=True)
     deck = Deck.numbered(84)
     for game in range(25):
