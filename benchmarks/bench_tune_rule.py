@@ -14,7 +14,7 @@ import argparse
 
 import numpy as np
 
-from dixit_lab.run.tuning import Candidate, _eliminate
+from dixit_lab.tune.search import Candidate, _eliminate
 
 
 def _old_rule(alive: list[Candidate]) -> None:

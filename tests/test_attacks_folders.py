@@ -217,7 +217,7 @@ def test_a_sweep_and_a_tune_take_their_folders_lock(tmp_path):
                        "--out", str(out), "--quiet")
     assert f"{out} is in use by another run" in err
     assert not (out / "points").exists()
-    from tests.run.test_tuning import DATA as tuned
+    from tests.tune.test_search import DATA as tuned
 
     out = tmp_path / "tune"
     err = held_command(tmp_path, out, "tune", str(write_config(tmp_path, tuned, "t.yaml")),

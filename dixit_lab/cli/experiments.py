@@ -142,7 +142,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from dixit_lab.run.experiment import load_config, read_yaml_file
-    from dixit_lab.run.tuning import tune
+    from dixit_lab.tune.search import tune
 
     args.config = config_argument(args.config, "tune")
     config = load_config(args.config)

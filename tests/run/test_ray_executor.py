@@ -160,7 +160,7 @@ def test_an_address_where_no_cluster_listens_fails_fast():
 
 
 def test_tune_runs_on_ray_with_the_same_samples_as_locally(tmp_path):
-    from dixit_lab.run.tuning import tune
+    from dixit_lab.tune.search import tune
 
     data = {**CONFIG, "games": 10,
             "players": [{"name": "teller", "agent": "ambiguity", "params": {"target": 0.5}},

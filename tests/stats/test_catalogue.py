@@ -9,9 +9,9 @@ from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import play_game
-from dixit_lab.run.tuning import METRICS
 from dixit_lab.stats.catalogue import CATALOGUE, agent_columns, per_game_metrics, sample
 from dixit_lab.stats.metrics import AGENT_COLUMNS, agent_table
+from dixit_lab.tune.search import METRICS
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """What ``dixit-lab tune`` says: ``tune.csv``, ``tune.json``, ``tune.png`` and the verdict line
-of the terminal, all from the same candidates (see :mod:`dixit_lab.run.tuning`, which
+of the terminal, all from the same candidates (see :mod:`dixit_lab.tune.search`, which
 writes them).
 
 The verdict is **best** when one candidate is left in the race and **tied** when several
@@ -17,7 +17,7 @@ from typing import Any
 
 from dixit_lab.atomic import atomic_write, atomic_write_text
 from dixit_lab.run.experiment import TuneConfig
-from dixit_lab.run.tune_candidates import (
+from dixit_lab.tune.candidates import (
     Candidate,
     alpha_split,
     numeric,

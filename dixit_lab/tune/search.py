@@ -3,7 +3,7 @@ of them the games cannot tell apart.
 
 The candidates are a grid of numbers (floats, or integers for an integer parameter) or a list
 of values (a categorical parameter's too), each distinct and finite
-(:func:`~dixit_lab.run.tune_candidates.candidate_values`). The search evaluates them in
+(:func:`~dixit_lab.tune.candidates.candidate_values`). The search evaluates them in
 rounds ("looks"). Each look plays
 ``games_per_round`` more games at every candidate still in the race — the same deals for
 every candidate, so their differences are not luck of the deal. After each look, every
@@ -45,7 +45,8 @@ from dixit_lab.run.experiment import (
     parse_config,
     set_path,
 )
-from dixit_lab.run.tune_candidates import (
+from dixit_lab.stats.catalogue import per_game_metrics, per_game_samples
+from dixit_lab.tune.candidates import (
     Candidate,
     alpha_split,
     candidate_values,
@@ -54,7 +55,6 @@ from dixit_lab.run.tune_candidates import (
     search_leader,
     value_text,
 )
-from dixit_lab.stats.catalogue import per_game_metrics, per_game_samples
 
 __all__ = ["METRICS", "Candidate", "alpha_split", "grid_values", "paired_by_deal", "search_leader",
            "tune"]
@@ -184,7 +184,7 @@ def _search(settings: TuneConfig, metric: str,
             candidates: list[Candidate], folder: Path, workers: int | None,
             log: Callable[[str], None]) -> None:
     from dixit_lab.run.runner import game_specs
-    from dixit_lab.run.tune_report import verdict_line, write_outputs
+    from dixit_lab.tune.report import verdict_line, write_outputs
 
     specs = game_specs(first)  # the same deals for every candidate
     looks = max(1, math.ceil(settings.max_games / (2 * settings.games_per_round)))

@@ -1,5 +1,5 @@
 """The candidates of ``dixit-lab tune`` and how they are compared: what the search
-(:mod:`dixit_lab.run.tuning`) and its outputs (:mod:`dixit_lab.run.tune_report`) share."""
+(:mod:`dixit_lab.tune.search`) and its outputs (:mod:`dixit_lab.tune.report`) share."""
 
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ from PIL import Image
 from dixit_lab.cli.main import main
 from dixit_lab.core.agent import Agent, Clue
 from dixit_lab.run.experiment import ConfigError
-from dixit_lab.run.tune_report import CSV_COLUMNS
-from dixit_lab.run.tuning import _paired_p, grid_values, search_leader, tune
+from dixit_lab.tune.report import CSV_COLUMNS
+from dixit_lab.tune.search import _paired_p, grid_values, search_leader, tune
 
 DATA = {
     "name": "tune-test",
@@ -62,7 +62,7 @@ def test_grid_values_are_the_decimals_a_person_writes() -> None:
 
 
 def test_an_integer_grid_rounds_halves_up_and_keeps_each_integer_once() -> None:
-    from dixit_lab.run.tune_candidates import integer_grid
+    from dixit_lab.tune.candidates import integer_grid
 
     assert integer_grid(0, 5, 3) == [0, 3, 5]  # 0, 2.5, 5
     assert integer_grid(1, 4, 9) == [1, 2, 3, 4]
@@ -206,7 +206,7 @@ def test_nine_equal_candidates_are_named_as_tied(tmp_path, capsys, agent, listen
     import yaml
 
     data = {"name": "tied", "seed": 5, "rules": "classic", "deck": deck,
-            "players": [{"name": "teller", "agent": f"tests.run.test_tuning:{agent}",
+            "players": [{"name": "teller", "agent": f"tests.tune.test_search:{agent}",
                          "params": {"salt": 0.0}},
                         {"name": "reader", "agent": listeners, "count": 3}],
             "games": 10, "executor": {"kind": "local"},
@@ -243,7 +243,7 @@ def test_equal_candidates_are_rarely_dropped():
     in few runs (the unpaired, uncorrected overlap rule dropped one in about a third)."""
     import numpy as np
 
-    from dixit_lab.run.tuning import Candidate, _eliminate
+    from dixit_lab.tune.search import Candidate, _eliminate
 
     rng = np.random.default_rng(11)
     runs, dropped = 40, 0
@@ -263,7 +263,7 @@ def test_equal_candidates_are_rarely_dropped():
 def test_a_clearly_worse_candidate_is_dropped():
     import numpy as np
 
-    from dixit_lab.run.tuning import Candidate, _eliminate
+    from dixit_lab.tune.search import Candidate, _eliminate
 
     rng = np.random.default_rng(2)
     good, bad = Candidate(1.0), Candidate(2.0)
@@ -283,7 +283,7 @@ class Ranked(Idle):
 
 
 QUICK = {"name": "kinds", "seed": 5, "rules": "classic", "deck": "numbered-84",
-         "players": [{"name": "teller", "agent": "tests.run.test_tuning:Ranked",
+         "players": [{"name": "teller", "agent": "tests.tune.test_search:Ranked",
                       "params": {"rank": 1}},
                      {"name": "reader", "agent": "random", "count": 3}],
          "games": 10, "executor": {"kind": "local"}}
@@ -321,7 +321,7 @@ def test_a_categorical_parameter_is_searched_over_its_values(tmp_path, capsys):
     output names them as given."""
     import yaml
 
-    teller = "tests.run.test_tuning:Idle"
+    teller = "tests.tune.test_search:Idle"
     data = {**QUICK, "players": [{"name": "teller", "agent": "random"}, *QUICK["players"][1:]],
             "tune": {"parameter": "players.0.agent", "values": ["random", teller],
                      "player": "teller", "games_per_round": 10, "max_games": 40,
