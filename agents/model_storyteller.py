@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from dixit_lab.core.agent import Clue, GameContext, TellView
+from dixit_lab.core.rules import RuleSet
 from dixit_lab.embeddings import EmbeddingSpace
-from dixit_lab.listener.model import ListenerModel, listener_model
+from dixit_lab.listener.model import ListenerModel, listener_model, listener_model_problem
 from dixit_lab.policy import kernel
 from dixit_lab.policy.backends import MANY, ONE, Backend
 from dixit_lab.policy.batch_tools import orderable, searchsorted_rows
@@ -59,6 +60,10 @@ class ModelStoryteller(LiteralAgent):
         super().prepare(space)
         self._shape = None  # a new space: new tables at the next begin_game
         self._clue_rows: dict[str, int] = {}  # a clue text's row in the bank (-1: not in it)
+
+    @classmethod
+    def table_problem(cls, rules: RuleSet, n_players: int) -> str | None:
+        return listener_model_problem(rules, n_players)
 
     def begin_game(self, context: GameContext) -> None:
         super().begin_game(context)

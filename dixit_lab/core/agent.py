@@ -265,6 +265,13 @@ class Agent:
     def begin_game(self, context: GameContext) -> None:
         self.context = context
 
+    @classmethod
+    def table_problem(cls, rules: RuleSet, n_players: int) -> str | None:
+        """Why agents of this class cannot play at a table of ``n_players`` under ``rules``
+        (None: they can), one phrase. A config that seats one where it cannot play is
+        refused before any game, naming the player (the base class plays every table)."""
+        return None
+
     @property
     def rng(self) -> np.random.Generator:
         return self.context.rng

@@ -118,7 +118,7 @@ class ListenerModel:
             raise ValueError(f"temperature must be positive, got {temperature}")
         if decoy_temperature is not None and decoy_temperature <= 0:
             raise ValueError(f"decoy_temperature must be positive, got {decoy_temperature}")
-        if decoys_per_listener not in (1, 2):
+        if decoys_per_listener not in DECOYS_PER_LISTENER:
             raise ValueError(f"decoys_per_listener must be 1 or 2, got {decoys_per_listener}")
         sims = np.asarray(similarity, dtype=np.float64)
         n_cards = sims.shape[1]
@@ -325,6 +325,20 @@ def _binomial_points(p: np.ndarray, n: int, table: Sequence[int],
 
 
 _MODELS: weakref.WeakKeyDictionary[Any, dict[tuple, ListenerModel]] = weakref.WeakKeyDictionary()
+
+
+#: the cards each listener puts on the table that the model follows
+DECOYS_PER_LISTENER = (1, 2)
+
+
+def listener_model_problem(rules: RuleSet, n_players: int) -> str | None:
+    """Why there is no :class:`ListenerModel` for a table of ``n_players`` under ``rules``
+    (None: there is): each listener must put 1 or 2 cards on the table."""
+    per = rules.cards_per_player(n_players)
+    if per not in DECOYS_PER_LISTENER:
+        return (f"its listener model follows tables where each listener puts 1 or 2 cards "
+                f"on the table; these rules have {per} at {n_players} players")
+    return None
 
 
 def listener_model(space: Any, temperature: float, rules: RuleSet, n_players: int,

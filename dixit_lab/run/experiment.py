@@ -312,6 +312,7 @@ def _check_semantics(config: ExperimentConfig, source: str) -> None:
             table_setup(config).engine_plan()
         except ValueError as error:
             raise ConfigError(f"{source}: engine: {error}") from None
+    _check_tables(config, rules, size, source)
     _check_free_text(config, source)
     if not deck.has_images:
         from dixit_lab.isolation.seats import seat_info
@@ -342,6 +343,19 @@ def _own_agent(agent: str) -> bool:
     if is_import_string(name):
         return False
     return is_own_module(AGENTS.origin(name) or "")
+
+
+def _check_tables(config: ExperimentConfig, rules: RuleSet, size: int, source: str) -> None:
+    """Refuse a player whose agent cannot play at the config's tables (its class's
+    ``table_problem``: a model storyteller where listeners put three cards down), naming it.
+    An outside untrusted agent's class is never imported here."""
+    for index, player in enumerate(config.players):
+        if player.isolation != "none" and not _own_agent(player.agent):
+            continue
+        problem = get_agent_class(parse_spec(player.agent)[0]).table_problem(rules, size)
+        if problem is not None:
+            raise ConfigError(f"{source}: players.{index}.agent: {player.display_name()} "
+                              f"cannot play here: {problem}")
 
 
 def _check_free_text(config: ExperimentConfig, source: str) -> None:

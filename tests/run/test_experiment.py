@@ -151,3 +151,21 @@ def test_max_fault_share_takes_0_to_1_and_config_yaml_omits_its_default():
     for value in (0, 0.3, 1):
         config = parse_config({**BASE, "max_fault_share": value})
         assert config.max_fault_share == value == config.resolved()["max_fault_share"]
+
+
+@pytest.mark.parametrize("storyteller", ["ambiguity(target=0.4)", "pragmatic"])
+def test_a_model_storyteller_where_its_listener_model_cannot_follow_is_refused(storyteller):
+    """Three cards per listener (decoys_three_players: 3): the rules allow it, the model
+    storytellers' listener model does not. Before, the reference engine played the games
+    with the storyteller faulting and ended in a traceback of the report's predictions; the
+    batched engine stopped mid-run. Now one line before anything is played."""
+    data = {"name": "three", "seed": 1, "deck": "dreams", "games": 4,
+            "rules": {"preset": "classic", "options": {"decoys_three_players": 3}},
+            "players": ["literal", "softmax", storyteller]}
+    with pytest.raises(ConfigError, match=r"players\.2\.agent: .* cannot play here: its "
+                                          r"listener model follows tables where each "
+                                          r"listener puts 1 or 2 cards on the table; these "
+                                          r"rules have 3 at 3 players"):
+        parse_config(data)
+    data["rules"]["options"]["decoys_three_players"] = 2
+    parse_config(data)
