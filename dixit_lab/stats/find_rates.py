@@ -20,6 +20,7 @@ import pandas as pd
 from dixit_lab.core.agent import GameContext, make_agent
 from dixit_lab.core.cards import Deck, DeckError
 from dixit_lab.core.rules import RuleSet
+from dixit_lab.errors import UserError
 from dixit_lab.records.decks import DeckLookup, by_name
 from dixit_lab.records.format import GameRecord
 
@@ -57,7 +58,12 @@ class PredictionCache:
         agent = self.agents.pop(key, None)
         if agent is None:
             agent = make_agent(spec)
-            agent.begin_game(GameContext(0, n_players, rules, played))
+            try:
+                agent.begin_game(GameContext(0, n_players, rules, played))
+            except Exception as error:  # an agent's own code: its failure is named, in a line
+                raise UserError(f"{spec} could not be set up to predict its find rates at "
+                                f"{n_players} players under {rules.name!r}: "
+                                f"{type(error).__name__}: {error}") from error
         self.agents[key] = agent  # the most recent last
         while len(self.agents) > self.AGENTS:
             del self.agents[next(iter(self.agents))]

@@ -104,3 +104,26 @@ def test_the_prediction_cache_keeps_a_bounded_number_of_storytellers(monkeypatch
     assert all(agent is not None for agent in agents) and len(cache.agents) == 3
     assert cache.agent(specs[-1], "dreams", by_name, 4, rules) is agents[-1]
     assert cache.agent(specs[0], "dreams", by_name, 4, rules) is not agents[0]  # dropped
+
+
+def test_a_predictor_that_cannot_be_set_up_is_one_line_naming_it():
+    """Its own code failing when the report sets it up to predict: a UserError naming the
+    spec (the command's one line), not a traceback."""
+    import pytest
+
+    from dixit_lab.core.agent import register_agent
+    from dixit_lab.errors import UserError
+    from dixit_lab.records.decks import by_name
+    from dixit_lab.stats.find_rates import PredictionCache
+    from dixit_lab_agents.ambiguity import AmbiguityAgent
+
+    @register_agent("test-unset-predictor")
+    class Unset(AmbiguityAgent):
+        def begin_game(self, context):  # type: ignore[no-untyped-def]
+            raise RuntimeError("no table for me")
+
+    with pytest.raises(UserError, match="test-unset-predictor could not be set up to predict "
+                                        "its find rates at 4 players under 'classic': "
+                                        "RuntimeError: no table for me"):
+        PredictionCache().agent("test-unset-predictor", "dreams", by_name, 4,
+                                get_rules("classic"))
