@@ -156,6 +156,12 @@ def rules_from_values(values: tuple[Any, ...], kind: type[RuleSet] = RuleSet) ->
     return twin
 
 
+#: the largest value of a point option, of max_rounds and of target_score: far beyond any rule
+#: book (3 and 5 points, 30 to win), and small enough that every score of a game fits the
+#: engines' 32-bit round arrays and 64-bit records
+MAX_POINTS, MAX_ROUNDS, MAX_TARGET = 1_000, 100_000, 1_000_000_000
+
+
 def _problems(rules: RuleSet) -> list[str]:
     problems: list[str] = []
     positive = ("min_players", "max_players", "hand_size", "hand_size_three_players",
@@ -173,6 +179,14 @@ def _problems(rules: RuleSet) -> list[str]:
         value = getattr(rules, field)
         if not isinstance(value, bool):
             problems.append(f"{field} must be true or false, got {value!r}")
+    for field, most in (("storyteller_points", MAX_POINTS), ("finder_points", MAX_POINTS),
+                        ("all_or_none_points", MAX_POINTS), ("vote_bonus_points", MAX_POINTS),
+                        ("lone_finder_points", MAX_POINTS), ("vote_bonus_cap", MAX_POINTS),
+                        ("all_found_points", MAX_POINTS), ("max_rounds", MAX_ROUNDS),
+                        ("target_score", MAX_TARGET)):
+        value = getattr(rules, field)
+        if isinstance(value, int) and not isinstance(value, bool) and value > most:
+            problems.append(f"{field} must be at most {most:,}, got {value:,}")
     for field in ("lone_finder_points", "vote_bonus_cap", "target_score", "all_found_points"):
         value = getattr(rules, field)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)

@@ -50,6 +50,11 @@ def lines_of(records: str) -> list[str]:
     return lines
 
 
+#: integers up to this have their JSON text looked up in a table (a run's cards and scores);
+#: larger ones (the scores of rules with huge points) are converted one by one
+_NUMBERS = 1 << 16
+
+
 def json_records(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet, deck: Deck,
                  names: Sequence[str], clue_texts: Sequence[str],
                  metas: Sequence[dict[str, Any]] | None) -> str:
@@ -59,15 +64,26 @@ def json_records(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet
 
     top = max([1, *(int(r[key].max()) for r in rounds
                     for key in ("display", "hand", "scores", "points", "card"))])
-    numbers = np.array([str(i) for i in range(-1, top + 1)], dtype=object)
+    limit = min(top, _NUMBERS)  # the texts of small integers, looked up
+    numbers = np.array([str(i) for i in range(-1, limit + 1)], dtype=object)
     numbers[0] = "null"  # -1 marks the storyteller's vote
     ended = np.array([v + "\x00" for v in numbers.tolist()], dtype=object)
+
+    def texts(values: np.ndarray) -> np.ndarray:
+        """The JSON texts of integers (-1: null), an object array of their shape."""
+        if not values.size or int(values.max()) <= limit:
+            return numbers[values + 1]
+        out = values.astype(str).astype(object)  # scores of rules with huge points
+        out[values == -1] = "null"
+        return out
 
     def rows(matrix: np.ndarray) -> np.ndarray:
         """The rows of a small-integer matrix as JSON arrays without brackets (object
         array of str), built by C-level joins rather than one f-string per row."""
-        cells = numbers[matrix + 1]
-        cells[:, -1] = ended[matrix[:, -1] + 1]
+        cells = texts(matrix)
+        last = matrix[:, -1]
+        cells[:, -1] = ended[last + 1] if not last.size or int(last.max()) <= limit else \
+            np.array([text + "\x00" for text in cells[:, -1].tolist()], dtype=object)
         parts = ",".join(cells.ravel().tolist()).split("\x00,")
         parts[-1] = parts[-1][:-1]
         return np.array(parts, dtype=object)
@@ -77,7 +93,7 @@ def json_records(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet
         the slots of a hand that has shrunk) are left out."""
         if bool((matrix >= 0).all()):
             return rows(matrix)
-        return np.array([",".join([numbers[card + 1] for card in row if card >= 0])
+        return np.array([",".join([str(card) for card in row if card >= 0])
                          for row in matrix.tolist()], dtype=object)
 
     b = len(games.seeds)
@@ -85,9 +101,9 @@ def json_records(games: Any, rounds: list[dict[str, np.ndarray]], rules: RuleSet
     clue_json = _clue_json(tuple(clue_texts))
     by_round = np.full((len(rounds), b), "", dtype=object)
     for index, rnd in enumerate(rounds):
-        values = {"storyteller": numbers[rnd["storyteller"] + 1],
+        values = {"storyteller": texts(rnd["storyteller"]),
                   "clue": clue_json[rnd["clue"]],
-                  "storyteller_card": numbers[rnd["card"] + 1],
+                  "storyteller_card": texts(rnd["card"]),
                   "display": rows(rnd["display"]), "card_owner": rows(rnd["card_owner"]),
                   "votes": rows(rnd["votes"]), "points": rows(rnd["points"]),
                   "scores": rows(rnd["scores"]), "storyteller_hand": hand_rows(rnd["hand"])}

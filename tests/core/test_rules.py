@@ -347,6 +347,13 @@ def test_unknown_option_lists_options():
         ({"all_found_points": -1}, "all_found_points"),
         ({"fixed_hands": "yes"}, "fixed_hands must be true or false"),
         ({"own_card_votes": 1}, "own_card_votes must be true or false"),
+        # past the engines' integers (an attacker's 2**31 points: the batched engine's
+        # records writer ran out of memory, the reference's rounds overflowed int64)
+        ({"storyteller_points": 2**31 - 1}, "storyteller_points must be at most 1,000"),
+        ({"vote_bonus_points": 2**31}, "vote_bonus_points must be at most 1,000"),
+        ({"lone_finder_points": 4294967296}, "lone_finder_points must be at most 1,000"),
+        ({"max_rounds": 10**11}, "max_rounds must be at most 100,000"),
+        ({"target_score": 2**63 - 1}, "target_score must be at most 1,000,000,000"),
     ],
 )
 def test_impossible_values(override, message):

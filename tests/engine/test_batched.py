@@ -69,6 +69,14 @@ def test_variants_lone_finder_cap_random_first_storyteller_and_mixed_deck():
             max_rounds=30)
 
 
+def test_scores_past_the_writers_table_of_numbers():
+    """1,000 points a find over 120 rounds: scores past the records writer's table of small
+    numbers (65,536) are written one by one, the reference's bytes all the same."""
+    compare(["random", "literal", "softmax", "random"], "classic", 3, storyteller_points=1000,
+            finder_points=1000, all_or_none_points=1000, max_rounds=120,
+            deck_exhausted="reshuffle_discard")
+
+
 def test_dixitworld_fixed_hands_and_its_scoring():
     compare(["pragmatic", "softmax", "random", "literal"], "dixitworld", 8)
 
