@@ -50,6 +50,16 @@ def test_every_package_and_module_of_dixit_lab_is_in_a_layer():
     assert found == named
 
 
+def test_every_package_of_dixit_lab_is_built_into_the_wheel():
+    """setuptools' package list is written out: a package missing from it is missing from every
+    install (the wheel ran into ModuleNotFoundError: dixit_lab.isolation after its move)."""
+    with (ROOT / "pyproject.toml").open("rb") as handle:
+        listed = set(tomllib.load(handle)["tool"]["setuptools"]["packages"])
+    found = {f"dixit_lab.{p.name}" for p in (ROOT / "dixit_lab").iterdir()
+             if p.is_dir() and (p / "__init__.py").is_file()}
+    assert found <= listed, f"not built into the wheel: {sorted(found - listed)}"
+
+
 def test_at_most_twelve_modules_directly_in_the_package():
     modules = sorted(p.name for p in (ROOT / "dixit_lab").glob("*.py"))
     assert len(modules) <= 12, modules
