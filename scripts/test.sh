@@ -14,8 +14,8 @@
 # timing-sensitive tests (marker `serial`, tests/conftest.py) alone. Extra arguments go to one
 # plain pytest run (scripts/test.sh --full -x tests/test_cli.py).
 # Where the CPU torch comes from: TORCH_INDEX_URL (default https://download.pytorch.org/whl/cpu),
-# or TORCH_CONSTRAINTS, a pip constraints file naming the build to install (CI:
-# .ci/constraints.txt). PYTHON picks the interpreter (default python3, 3.11 or newer); VENV the
+# or TORCH_CONSTRAINTS, a pip constraints file naming the build to install from pip's own
+# indexes (CI sets neither: it runs the command as written). PYTHON picks the interpreter (default python3, 3.11 or newer); VENV the
 # environment's folder (default .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."

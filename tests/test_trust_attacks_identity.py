@@ -11,6 +11,7 @@ import pytest
 
 from dixit_lab.core.agent import AgentSpecError
 from dixit_lab.isolation.seat_identity import seat_spec
+from tests.agent_support import PLAIN_DECISIONS
 from tests.test_trust_attacks import RANDOM, spy
 from tests.test_trust_attacks_answers import MODES, _mode, cli_run
 
@@ -104,13 +105,7 @@ class {name}(Agent):
 
     def tell(self, view):
         return Clue(view.hand[0], f"read {{self.read}}")
-
-    def submit(self, view):
-        return list(view.hand[:view.n_cards])
-
-    def vote(self, view):
-        return next(i for i in range(len(view.display)) if i not in view.own_positions)
-'''
+''' + PLAIN_DECISIONS
 
 
 def _league(tmp_path, flat: bool) -> tuple[str, str, str]:

@@ -13,6 +13,7 @@ from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
 from dixit_lab.engine.game import play_game
 from dixit_lab.isolation.isolated_agent import IsolatedAgent, isolated_spec
+from tests.agent_support import plays_the_engines_games, table
 from tests.games_files import games_text
 
 SPIES = Path(__file__).parents[1] / "spies.py"
@@ -20,19 +21,8 @@ RULES = get_rules("classic")
 DECK = Deck.numbered(84)
 
 
-def table(agent) -> list:
-    return [make_agent("random"), agent, make_agent("random"), make_agent("random")]
-
-
 def test_an_isolated_agent_plays_the_same_games():
-    isolated = IsolatedAgent("random")
-    try:
-        for g in range(5):
-            inside = play_game(table(make_agent("random")), RULES, DECK, game_seed(2, g))
-            outside = play_game(table(isolated), RULES, DECK, game_seed(2, g))
-            assert outside.to_json() == inside.to_json()
-    finally:
-        isolated.close()
+    plays_the_engines_games(IsolatedAgent("random"), "random", RULES, DECK, 5)
 
 
 def test_a_hanging_agent_costs_one_fault_per_decision_and_the_game_goes_on():

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from dixit_lab.core.agent import make_agent
 from dixit_lab.core.cards import Deck
 from dixit_lab.core.rules import get_rules
 from dixit_lab.core.seeding import game_seed
@@ -14,6 +13,7 @@ from dixit_lab.engine.game import play_game
 from dixit_lab.isolation import sandbox
 from dixit_lab.isolation.isolated_agent import IsolatedAgent
 from dixit_lab.isolation.trust import Isolation
+from tests.agent_support import PLAIN_DECISIONS, plays_the_engines_games, table
 from tests.test_trust_attacks import needs_sandbox
 
 RULES = get_rules("classic", max_rounds=4)
@@ -32,29 +32,13 @@ class Counter(Agent):
 
     def tell(self, view):
         return Clue(view.hand[0], f"games={len(GAMES)}")
-
-    def submit(self, view):
-        return list(view.hand[:view.n_cards])
-
-    def vote(self, view):
-        return next(i for i in range(len(view.display)) if i not in view.own_positions)
-'''
-
-
-def table(agent) -> list:
-    return [make_agent("random"), agent, make_agent("random"), make_agent("random")]
+''' + PLAIN_DECISIONS
 
 
 def test_a_sandboxed_agent_plays_the_same_games():
     needs_sandbox()
-    agent = IsolatedAgent("random", Isolation("sandbox"))
-    try:
-        for g in range(3):
-            inside = play_game(table(make_agent("random")), RULES, DECK, game_seed(2, g))
-            outside = play_game(table(agent), RULES, DECK, game_seed(2, g))
-            assert outside.to_json() == inside.to_json()
-    finally:
-        agent.close()
+    plays_the_engines_games(IsolatedAgent("random", Isolation("sandbox")), "random", RULES,
+                            DECK, 3)
 
 
 @pytest.mark.parametrize("forgets", [False, True])
