@@ -31,8 +31,16 @@ if (( full )); then
         "${pip[@]}" -c "$TORCH_CONSTRAINTS" torch torchvision
         "${pip[@]}" -c "$TORCH_CONSTRAINTS" -e ".[all]"
     else
-        # the pair that imports together (a bare torch torchvision can pick two that do not)
-        "${pip[@]}" -c .ci/constraints.txt torch torchvision --index-url "${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
+        # the pair that imports together (a bare torch torchvision can pick two that do not),
+        # a CPU build from PyTorch's index; where that index cannot serve it (no network, a
+        # machine whose pip configuration holds the builds), from pip's own indexes
+        index="${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
+        if ! "${pip[@]}" --retries 0 --timeout 20 -c .ci/constraints.txt torch torchvision \
+                --index-url "$index" 2>/dev/null; then
+            echo "scripts/test.sh: torch could not be installed from $index; installing the" \
+                 "pinned pair from pip's configured indexes instead" >&2
+            "${pip[@]}" -c .ci/constraints.txt torch torchvision
+        fi
         "${pip[@]}" -e ".[all]"
     fi
 else
