@@ -8,8 +8,11 @@ Random numbers come from the same counter-based streams as the reference engine 
 :mod:`dixit_lab.core.seeding`), so the records are byte-identical; ``tests/engine/test_batched.py``
 checks that for every supported agent, rule preset and player count.
 
-All games of a batch share the table shape (players, rules, deck), so the draw pile shrinks
-and is reshuffled at the same rounds in every game; only a target score ends games early.
+All games of a batch share the table shape (players, rules, deck). The game's mechanics (the
+deal, the cards leaving hands, the display's order, the scoring, the refill, the reshuffle and
+the end) are the state machine's, :class:`~dixit_lab.engine.table_states.TableStates`, which
+the vector environment drives too; this module asks the seats' policies and plays their answers
+on it, the games still in play a round at a time.
 """
 
 from __future__ import annotations
@@ -22,18 +25,11 @@ import numpy as np
 
 from dixit_lab.core.agent import Agent, GameContext
 from dixit_lab.core.cards import Deck
-from dixit_lab.core.rules import RuleSet, score_batch
-from dixit_lab.core.seeding import (
-    DealSeeds,
-    Streams,
-    game_key,
-    game_keys,
-    seat_bases_many,
-    stream_base,
-    uniforms,
-)
+from dixit_lab.core.rules import RuleSet
+from dixit_lab.core.seeding import DealSeeds, game_key, game_keys, seat_bases_many, uniforms
 from dixit_lab.engine.batch_output import columns, json_lines, json_records
 from dixit_lab.engine.rule_support import rules_problem
+from dixit_lab.engine.table_states import END_REASONS, GOING, TableStates
 from dixit_lab.records.batches import GameBatch
 
 __all__ = ["DECISION_METHODS", "BatchPolicy", "Draws", "TableShape", "Tables", "batch_blocker",
@@ -296,7 +292,9 @@ def game_seeds(seeds: Sequence[Any]) -> Sequence[Any]:
 
 
 class _Batch:
-    """The state of B games of one table shape."""
+    """B games of one table shape played a round at a time on the game's state machine
+    (:class:`~dixit_lab.engine.table_states.TableStates`), the games still in play together:
+    the seats' policies decide, the machine plays their answers."""
 
     def __init__(self, shape: TableShape, rules: RuleSet, seeds: Sequence[Any],
                  seating: np.ndarray, first_player_seats: np.ndarray) -> None:
@@ -306,38 +304,14 @@ class _Batch:
         self.single = 0 if int(seating.max()) == 0 else None
         b = len(self.seeds)
         keys = _keys(self.seeds)
-        k0, k1 = keys[:, :1], keys[:, 1:]
-        n, h = shape.n, shape.hand
-        deal = stream_base(k0, k1, Streams.DEAL)
-        counters = np.arange(shape.deck, dtype=np.uint64)
-        order = np.argsort(uniforms(deal, counters), axis=1, kind="stable")
-        self.hands = order[:, :n * h].reshape(b, n, h).copy()
-        # the pile as the reference keeps it: a list whose last element is drawn first
-        self.pile = order[:, n * h:][:, ::-1].copy()
-        self.discard = np.empty((b, 0), dtype=order.dtype)
-        self.display_base = stream_base(k0, k1, Streams.DISPLAY)[:, 0]
-        self.reshuffle_keys = (k0, k1)
-        self.seat_bases = seat_bases_many(keys, n)
-        self.seat_counters = np.zeros((b, n), dtype=np.int64)
-        if rules.first_storyteller == "seat0":
-            self.storyteller = np.zeros(b, dtype=np.int64)
-        elif rules.first_storyteller == "first_player":
-            self.storyteller = first_player_seats.copy()
-        else:
-            first = uniforms(stream_base(k0, k1, Streams.FIRST_STORYTELLER), 0)[:, 0]
-            self.storyteller = np.minimum((first * n).astype(np.int64), n - 1)
-        self.scores = np.zeros((b, n), dtype=np.int64)
-        # play_out_hands: once the pile is empty the hands shrink, each to its own length
-        # (the cards first, -1 after them); in every other mode, and with fixed hands (every
-        # round from the hands as dealt), every hand is full
-        self.ragged = rules.deck_exhausted == "play_out_hands" and not rules.fixed_hands
-        self.lengths = np.full((b, n), h, dtype=np.int64)
+        self.state = TableStates(b, shape.n, rules, shape.deck)
+        self.state.deal(np.arange(b), keys, first_player_seats)
+        self.scores = self.state.scores  # (B, n): the records read the final scores here
+        self.seat_bases = seat_bases_many(keys, shape.n)
+        self.seat_counters = np.zeros((b, shape.n), dtype=np.int64)
         self.active = np.ones(b, dtype=bool)
         self.end_round = np.full(b, -1, dtype=np.int64)
-        self.end_reason = np.array(["max_rounds"] * b, dtype=object)
-        self.reshuffles = 0
-
-    # -- one round -------------------------------------------------------------------------
+        self.end_reason = np.array([""] * b, dtype=object)
 
     def run(self, policies: list[Any]) -> list[dict[str, np.ndarray]]:
         rounds = []
@@ -346,10 +320,6 @@ class _Batch:
             if live.size == 0:
                 break
             rounds.append(self.play_round(index, live, _at_round(policies, index)))
-            if not self.active.any():
-                break
-        still = self.active
-        self.end_round[still] = len(rounds) - 1
         return rounds
 
     def _decide(self, policies: list[Any], live: np.ndarray, seats: np.ndarray, action: str,
@@ -373,11 +343,11 @@ class _Batch:
     def _decide_hands(self, policies: list[Any], live: np.ndarray, seats: np.ndarray,
                       action: str, hands: np.ndarray, *args: np.ndarray, **kwargs: Any
                       ) -> list[tuple[np.ndarray | slice, Any]]:
-        """:meth:`_decide` for a decision on the acting seats' ``hands`` ((L, h)): under
-        play_out_hands, once hands differ in length, each length is decided apart, on the
-        hands' cards only ((L', length))."""
-        lengths = self.lengths[live, seats] if self.ragged else None
-        if lengths is None or bool((lengths == self.shape.hand).all()):
+        """:meth:`_decide` for a decision on the acting seats' ``hands`` ((L, h)): once hands
+        differ in length (play_out_hands, the pile empty), each length is decided apart, on
+        the hands' cards only ((L', length))."""
+        lengths = self.state.hand_len[live, seats]
+        if bool((lengths == self.shape.hand).all()):
             return self._decide(policies, live, seats, action, hands, *args, **kwargs)
         out: list[tuple[np.ndarray | slice, Any]] = []
         for length in np.unique(lengths).tolist():
@@ -390,148 +360,49 @@ class _Batch:
 
     def play_round(self, index: int, live: np.ndarray, policies: list[Any]
                    ) -> dict[str, np.ndarray]:
-        shape, rules = self.shape, self.rules
-        n, h, per, k = shape.n, shape.hand, shape.per_player, shape.shown
+        """Round ``index`` of the games ``live``: its record's arrays."""
+        state, n, per = self.state, self.shape.n, self.shape.per_player
         size = live.size
-        teller = self.storyteller[live]
-        hands = self.hands[live]                         # (L, n, h)
-        teller_hands = hands[np.arange(size), teller]    # (L, h)
+        at = np.arange(size)
+        teller = state.storyteller[live]
+        hands = state.hands[live]                        # (L, n, h), before the round
+        teller_hands = hands[at, teller]                 # (L, h)
         cards = np.empty(size, dtype=np.int64)
         clues = np.empty(size, dtype=np.int64)
         for mask, (told_cards, told_clues) in self._decide_hands(policies, live, teller,
                                                                  "tell", teller_hands):
             cards[mask], clues[mask] = told_cards, told_clues
-        teller_hand_copy = teller_hands.copy()
+        state.tell(live, _slots_of(teller_hands, cards[:, None])[:, 0], clues)
 
-        table = np.empty((size, k), dtype=np.int64)
-        owners = np.empty((size, k), dtype=np.int64)
-        table[:, 0], owners[:, 0] = cards, teller
-        column = 1
+        picks = np.zeros((size, n, per), dtype=np.int64)
         for offset in range(1, n):
             seat = (teller + offset) % n
-            seat_hands = hands[np.arange(size), seat]
+            seat_hands = hands[at, seat]
             chosen = np.empty((size, per), dtype=np.int64)
             for mask, result in self._decide_hands(policies, live, seat, "submit", seat_hands,
                                                    clues, n_cards=per):
                 chosen[mask] = result
-            table[:, column:column + per] = chosen
-            owners[:, column:column + per] = seat[:, None]
-            column += per
-
-        # remove the played cards from the hands, keeping the order of the rest
-        if self.ragged:  # hands of any length: the kept cards first, then -1
-            played = hands < 0
-            for column in range(k):
-                played |= (hands == table[:, column, None, None]) & (
-                    np.arange(n)[None, :, None] == owners[:, column, None, None])
-            kept_order = np.argsort(played, axis=2, kind="stable")
-        elif per == 1:  # one card per seat: shift the cards after it one slot left
-            seat_card = np.empty((size, n), dtype=np.int64)
-            seat_card[np.arange(size)[:, None], owners] = table
-            position = np.argmax(hands == seat_card[:, :, None], axis=2)
-            slots = np.arange(h)[None, None, :]
-            kept_order = np.minimum(slots + (slots >= position[:, :, None]), h - 1)
-        else:
-            played = np.zeros((size, n, h), dtype=bool)
-            for column in range(k):
-                played |= (hands == table[:, column, None, None]) & (
-                    np.arange(n)[None, :, None] == owners[:, column, None, None])
-            kept_order = np.argsort(played, axis=2, kind="stable")
-        hands = np.take_along_axis(hands, kept_order, axis=2)  # kept cards first, in order
-        if self.ragged:
-            is_teller = np.arange(n)[None, :] == teller[:, None]
-            kept = self.lengths[live] - np.where(is_teller, 1, per)
-            self.lengths[live] = kept
-            hands[np.arange(h)[None, None, :] >= kept[:, :, None]] = -1
-
-        counters = index * k + np.arange(k, dtype=np.uint64)
-        permutation = np.argsort(uniforms(self.display_base[live, None], counters), axis=1,
-                                 kind="stable")
-        display = np.take_along_axis(table, permutation, axis=1)
-        card_owner = np.take_along_axis(owners, permutation, axis=1)
+            picks[at, seat] = _slots_of(seat_hands, chosen)
+        state.lay_out(live, picks)
+        display, card_owner = state.display[live], state.card_owner[live]
 
         votes = np.full((size, n), -1, dtype=np.int64)
         for offset in range(1, n):
             seat = (teller + offset) % n
             own = card_owner == seat[:, None]
             for mask, result in self._decide(policies, live, seat, "vote", display, own, clues):
-                votes[np.arange(size)[mask], seat[mask]] = result
-        points = score_batch(rules, teller, display, card_owner, votes, cards)
-        self.scores[live] += points
-        record = {"rows": live, "storyteller": teller, "clue": clues, "card": cards,
-                  "display": display, "card_owner": card_owner, "votes": votes,
-                  "points": points, "scores": self.scores[live].copy(),
-                  "hand": teller_hand_copy}
+                votes[at[mask], seat[mask]] = result
+        points, ending = state.score(live, votes)
+        ended = ending != GOING
+        over = live[ended]
+        self.active[over] = False
+        self.end_round[over] = index
+        self.end_reason[over] = np.array(END_REASONS, dtype=object)[ending[ended]]
+        return {"rows": live, "storyteller": teller, "clue": clues, "card": cards,
+                "display": display, "card_owner": card_owner, "votes": votes,
+                "points": points, "scores": state.scores[live], "hand": teller_hands}
 
-        # end of the round: target score, then the refill (the same for every game)
-        ended = np.zeros(size, dtype=bool)
-        if rules.target_score is not None:
-            ended = self.scores[live].max(axis=1) >= rules.target_score
-            self._end(live[ended], index, "target_score")
-        if not rules.fixed_hands:  # fixed hands: the next round starts from the dealt hands
-            self.hands[live] = hands
-        self.discard = np.concatenate([self.discard, np.zeros((self.discard.shape[0], k),
-                                                              dtype=self.discard.dtype)], axis=1)
-        self.discard[live, -k:] = display
-        going = live[~ended]
-        if going.size and not rules.fixed_hands:
-            exhausted = self._refill(going, teller[~ended], index)
-            if exhausted:
-                self._end(going, index, "deck_exhausted")
-            elif self.ragged and self.pile.shape[1] == 0:  # can the next round be played?
-                following = (teller[~ended] + 1) % n
-                needed = np.where(np.arange(n)[None, :] == following[:, None], 1, per)
-                short = (self.lengths[going] < needed).any(axis=1)
-                self._end(going[short], index, "deck_exhausted")
-        self.storyteller[live] = (teller + 1) % n
-        return record
 
-    def _end(self, rows: np.ndarray, index: int, reason: str) -> None:
-        self.active[rows] = False
-        self.end_round[rows] = index
-        self.end_reason[rows] = reason
-
-    def _refill(self, rows: np.ndarray, teller: np.ndarray, index: int) -> bool:
-        """Refill the hands of ``rows`` (all games are at the same pile length). True if the
-        game ends because the deck is exhausted."""
-        shape, mode = self.shape, self.rules.deck_exhausted
-        n, h, per = shape.n, shape.hand, shape.per_player
-        need = shape.shown
-        pile_length = self.pile.shape[1]
-        if pile_length < need:
-            if mode == "end_when_cannot_refill":
-                return True
-            if mode == "reshuffle_discard":
-                combined = np.concatenate([self.pile, self.discard], axis=1)
-                k0, k1 = self.reshuffle_keys
-                base = stream_base(k0, k1, Streams.RESHUFFLE + self.reshuffles)
-                self.reshuffles += 1
-                counters = np.arange(combined.shape[1], dtype=np.uint64)
-                order = np.argsort(uniforms(base, counters), axis=1, kind="stable")
-                self.pile = np.take_along_axis(combined, order, axis=1)
-                self.discard = self.discard[:, :0]
-                pile_length = self.pile.shape[1]
-                if pile_length < need:
-                    return True
-        # who draws the t-th card: seats from the storyteller's left, each to a full hand
-        takers = []
-        for offset in range(1, n + 1):
-            count = 1 if offset == n else per
-            takers += [offset] * count
-        drawn = min(need, pile_length)
-        size = rows.size
-        seats = (teller[:, None] + np.array(takers[:drawn])[None, :]) % n  # (R, drawn)
-        cards = self.pile[rows][:, ::-1][:, :drawn]                         # popped in order
-        hands = self.hands[rows]
-        # the kept cards fill the first slots; drawn cards go after them, seat by seat
-        is_teller = np.arange(n)[None, :] == teller[:, None]
-        filled = self.lengths[rows].copy() if self.ragged else h - np.where(is_teller, 1, per)
-        for t in range(drawn):
-            seat = seats[:, t]
-            hands[np.arange(size), seat, filled[np.arange(size), seat]] = cards[:, t]
-            filled[np.arange(size), seat] += 1
-        self.hands[rows] = hands
-        if self.ragged:
-            self.lengths[rows] = filled
-        self.pile = self.pile[:, :pile_length - drawn]
-        return mode == "end_when_last_drawn" and self.pile.shape[1] == 0
+def _slots_of(hands: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """The hand slots of ``cards`` ((R, c) cards of the (R, h) ``hands``)."""
+    return np.argmax(hands[:, None, :] == cards[:, :, None], axis=2)

@@ -32,7 +32,7 @@ from dixit_lab.core.seeding import game_seed
 from dixit_lab.embeddings import EmbeddingSpace
 from dixit_lab.env.encoding import STEP_NAMES, SUBMIT, TELL_CARD, TELL_CLUE, VOTE, table_encoder
 from dixit_lab.env.parallel import check_seed
-from dixit_lab.env.vector_tables import Tables, round_steps
+from dixit_lab.env.vector_tables import VectorTables, round_steps
 
 __all__ = ["COMPACT_FIELDS", "DixitVectorEnv"]
 
@@ -87,7 +87,7 @@ class DixitVectorEnv(VectorEnv):
         self.num_envs = num_tables * n_players
         self.reward_mode, self.observation_mode = reward, observations
         self.possible_agents = [f"player_{seat}" for seat in range(n_players)]
-        self.tables = Tables(num_tables, n_players, self.rules, len(self.deck))
+        self.tables = VectorTables(num_tables, n_players, self.rules, len(self.deck))
         self.steps = round_steps(encoder.cards_per_player)
         self._at = 0
         low, high = encoder.bounds()
@@ -167,7 +167,7 @@ class DixitVectorEnv(VectorEnv):
             assert isinstance(entropy, int)
             self._base = entropy
         rows = np.arange(self.num_tables)
-        self.tables.deal(rows, self._next_seeds(rows))
+        self.tables.deal_seeds(rows, self._next_seeds(rows))
         self._at = 0
         self._masks[:] = 0
         return self._observe(), {}
@@ -210,7 +210,7 @@ class DixitVectorEnv(VectorEnv):
                 rewards[done] = (below - above) / (self.n_players - 1)
             infos["final_obs"] = self._final_observations(ended)
             infos["_final_obs"] = np.repeat(ended, self.n_players)
-            tables.deal(done, self._next_seeds(done))
+            tables.deal_seeds(done, self._next_seeds(done))
         n = self.n_players
         terminations = np.repeat(ended & ~truncated, n)
         return (self._observe(), rewards.reshape(-1), terminations, np.repeat(truncated, n),
