@@ -50,6 +50,10 @@ def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
 
 
 def tell_problem(clue: Any, hand: list[int]) -> str | None:
+    if (type(clue) is Clue and type(card := clue.card) is int and card in hand
+            and type(text := clue.text) is str and len(text) <= CLUE_CHARS
+            and text.isprintable() and text.strip()):
+        return None  # the common, legal case, checked fast (isprintable: text_problem's)
     if not isinstance(clue, Clue):
         return f"expected a Clue(card, text), got {shown(clue)}"
     card = as_int(clue.card)
@@ -67,6 +71,9 @@ def tell_problem(clue: Any, hand: list[int]) -> str | None:
 
 
 def submit_problem(cards: Any, hand: list[int], expected: int) -> str | None:
+    if expected == 1 and type(cards) is list and len(cards) == 1 and type(
+            card := cards[0]) is int and card in hand:
+        return None  # the common, legal case, checked fast
     if type(cards) is list and len(cards) == expected and all(
         type(card) is int and card in hand for card in cards
     ) and len(set(cards)) == expected:
@@ -85,6 +92,8 @@ def submit_problem(cards: Any, hand: list[int], expected: int) -> str | None:
 
 
 def vote_problem(vote: Any, n_displayed: int, own: Sequence[int]) -> str | None:
+    if type(vote) is int and 0 <= vote < n_displayed and vote not in own:
+        return None  # the common, legal case, checked fast
     value = as_int(vote)
     if value is None or not 0 <= value < n_displayed:
         return f"vote {shown(vote)} is out of range 0..{n_displayed - 1}"
