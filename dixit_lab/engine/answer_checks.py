@@ -50,7 +50,7 @@ def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
 
 
 def tell_problem(clue: Any, hand: list[int]) -> str | None:
-    if (type(clue) is Clue and type(card := clue.card) is int and card in hand
+    if (type(clue) is Clue and type(told := clue.card) is int and told in hand
             and type(text := clue.text) is str and len(text) <= CLUE_CHARS
             and text.isprintable() and text.strip()):
         return None  # the common, legal case, checked fast (isprintable: text_problem's)
