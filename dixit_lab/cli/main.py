@@ -12,6 +12,7 @@ from dixit_lab.cli.agents import add_commands as add_agents
 from dixit_lab.cli.data import add_commands as add_data
 from dixit_lab.cli.examples import add_commands as add_examples
 from dixit_lab.cli.experiments import add_commands as add_experiments
+from dixit_lab.cli.league import add_commands as add_league
 from dixit_lab.cli.listener import add_commands as add_listener
 from dixit_lab.cli.simulate import add_commands as add_simulate
 from dixit_lab.errors import UserError
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_simulate(sub)
     add_listener(sub)
     add_experiments(sub)
+    add_league(sub)
     add_examples(sub)
     add_data(sub)
     from dixit_lab.web.commands import add_commands as add_web_commands  # play, view
