@@ -10,8 +10,8 @@ An entrant (any agent spec, a model seat included) sits at tables of the pool's 
 when it was measured. Opponents are *not* chosen where they would tell most of the entrant
 (the members nearest its estimate): in Dixit a player's odds against one member depend on
 who else sits at the table, and seating the ambiguity storyteller with the three members
-nearest it rated it +1.40 and +1.43 in two leagues, where the pool puts it at +0.75
-(docs/league.md). What adapts is the length: after every cycle the rating
+nearest it rated it +1.44 in two leagues, where the pool puts it at +0.80 (docs/league.md,
+``benchmarks/league_anchoring.py``). What adapts is the length: after every cycle the rating
 (:func:`~dixit_lab.ratings.anchored.anchored_rating`, its bootstrap over deals) stops the
 entry once its interval is at most ``target_width`` wide, or a budget (``max_games``,
 ``max_seconds``) stops it; a clearly placed entrant stops after one cycle.

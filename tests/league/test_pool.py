@@ -45,3 +45,18 @@ def test_a_shipped_pool_is_frozen(version, tmp_path):
     assert again.intervals == shipped.intervals
     saved = json.loads((data_path(POOL_FOLDER) / f"pool-{version}.json").read_text())
     assert {**again.to_json(), "calibration": saved["calibration"]} == saved
+
+
+def test_the_docs_table_is_the_shipped_pool():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "league.md").read_text()
+    pool = load_pool("1")
+    for name in pool.names:
+        low, high = pool.intervals[name]
+
+        def shown(value: float) -> str:
+            return "0.000" if value == 0 else f"{value:+.3f}".replace("-", "−")
+
+        row = f"| `{name}` | {shown(pool.strengths[name])} | [{shown(low)}, {shown(high)}] |"
+        assert row in page, row
