@@ -114,16 +114,23 @@ def _play(args: argparse.Namespace, config: ExperimentConfig, folder: PlayFolder
 
 def cmd_view(args: argparse.Namespace) -> int:
     _web_modules()
+    from dixit_lab.web.league_app import is_league, league_app
     from dixit_lab.web.server import bind, loopback_hosts, serve, url_host
     from dixit_lab.web.view_app import ResultsIndex, view_app
 
-    index = ResultsIndex.open(args.results)
+    folder = Path(args.results)
+    if is_league(folder):
+        app = league_app(folder, loopback_hosts(args.host))
+        what = f"the leaderboard of league {folder}"
+    else:
+        index = ResultsIndex.open(args.results)
+        app = view_app(index, loopback_hosts(args.host))
+        what = f"{index.folder} ({len(index.runs)} run(s))"
     sock = bind(args.host, args.port)
     served = sock.getsockname()[1]
-    server = serve(view_app(index, loopback_hosts(args.host)))
+    server = serve(app)
     url = f"http://{url_host(args.host)}:{served}/"
-    print(f"viewing {index.folder} ({len(index.runs)} run(s)) at {url}  (Ctrl-C to stop)",
-          flush=True)
+    print(f"viewing {what} at {url}  (Ctrl-C to stop)", flush=True)
     if not args.no_browser:
         webbrowser.open(url)
     try:
@@ -162,7 +169,8 @@ def add_commands(sub: Any) -> None:
     _common(play, 8765)
     play.set_defaults(func=cmd_play)
 
-    view = sub.add_parser("view", help="browse a results folder in the browser")
-    view.add_argument("results", help="results folder (a sweep's too)")
+    view = sub.add_parser("view", help="browse a results folder, or a league's leaderboard, in "
+                                       "the browser")
+    view.add_argument("results", help="results folder (a sweep's too), or a league folder")
     _common(view, 8766)
     view.set_defaults(func=cmd_view)

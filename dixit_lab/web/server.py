@@ -36,7 +36,8 @@ __all__ = ["BODY_LIMIT", "bind", "card_image", "error_response", "json_response"
 BODY_LIMIT = 4096  # bytes of a request body
 _STATIC = {"play.html": "text/html", "view.html": "text/html", "style.css": "text/css",
            "common.js": "text/javascript", "play.js": "text/javascript",
-           "view.js": "text/javascript"}
+           "view.js": "text/javascript", "league.html": "text/html",
+           "league.js": "text/javascript"}
 _HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
