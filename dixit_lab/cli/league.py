@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dixit_lab.cli.common import positive, positive_number
+from dixit_lab.errors import UserError
 
 __all__ = ["add_commands"]
 
@@ -22,6 +23,15 @@ def cmd_league(args: argparse.Namespace) -> int:
                             max_seconds=args.max_seconds, deals=args.deals,
                             isolation=args.isolation, executor=args.executor,
                             workers=args.workers)
+    if args.combine:
+        from dixit_lab.league.combine import combine
+
+        if entries:
+            raise UserError("--combine pools finished leagues; enter agents apart")
+        for entry in combine(folder, [Path(source) for source in args.combine]):
+            print(f"{entry.name}: {entry.strength:+.3f} [{entry.ci_low:+.3f}, "
+                  f"{entry.ci_high:+.3f}] over {entry.games} games of "
+                  f"{len(entry.provenance['pooled_from'])} league(s)")
     pool = open_league(folder, args.pool)
     say = (lambda line: None) if args.quiet else None
     for name, spec in entries:
@@ -69,5 +79,8 @@ def add_commands(sub: Any) -> None:
     league.add_argument("--workers", type=positive, help="worker processes of the executor")
     league.add_argument("--deal-secret", help="32 hex digits: deal from this secret (a "
                                               "published one, to play an entry again)")
+    league.add_argument("--combine", nargs="+", metavar="LEAGUE",
+                        help="pool the finished entries of these league folders (same pool "
+                             "version, same agents) into one rating each, in FOLDER")
     league.add_argument("--quiet", action="store_true", help="no line per block")
     league.set_defaults(func=cmd_league)

@@ -44,7 +44,8 @@ from dixit_lab.errors import ConfigError, UserError
 from dixit_lab.league.pool import Pool, PoolMember
 from dixit_lab.ratings.anchored import AnchoredRating, anchored_rating
 
-__all__ = ["ENTRANT_FILE", "EntrantResult", "LeagueOptions", "enter", "parse_entrant"]
+__all__ = ["BLOCKS", "ENTRANTS", "ENTRANT_FILE", "EntrantResult", "LeagueOptions", "enter",
+           "fault_share", "parse_entrant", "play_block", "read_block"]
 
 ENTRANT_FILE = "entrant.json"
 ENTRANTS = "entrants"
@@ -213,9 +214,6 @@ def play_block(folder: Path, index: int, entrant: dict[str, Any], members: list[
     per seat (a duplicate schedule), dealt from ``secret`` and the block's number. Returns
     its games (players, scores), each one's deal (numbered across blocks) and the seconds it
     took (a block already played in the folder is read, not played again)."""
-    from dixit_lab.ratings.games import games_from_records
-    from dixit_lab.records.files import find_records
-    from dixit_lab.records.format import read_jsonl
     from dixit_lab.run.experiment import parse_config
     from dixit_lab.run.runner import run_experiment
 
@@ -229,14 +227,26 @@ def play_block(folder: Path, index: int, entrant: dict[str, Any], members: list[
     started = time.perf_counter()
     run_experiment(config, folder, show_progress=False, write_outputs=False)
     seconds = time.perf_counter() - started
+    games, deals = read_block(folder, index, size)
+    return games, deals, seconds
+
+
+def read_block(folder: Path, index: int, size: int
+               ) -> tuple[list[tuple[tuple[str, ...], tuple[float, ...]]], list[int]]:
+    """The games of block ``index`` in ``folder`` (tables of ``size``) and each one's deal,
+    numbered across blocks."""
+    from dixit_lab.ratings.games import games_from_records
+    from dixit_lab.records.files import find_records
+    from dixit_lab.records.format import read_jsonl
+
     path = find_records(folder)
     if path is None:
         raise ConfigError(f"{folder} holds no games file")
     games = games_from_records(read_jsonl(path))
-    return games, [index * 1_000_000 + g // size for g in range(len(games))], seconds
+    return games, [index * 1_000_000 + g // size for g in range(len(games))]
 
 
-def _fault_share(folders: list[Path], name: str) -> float:
+def fault_share(folders: list[Path], name: str) -> float:
     """The share of the entrant's decisions its faults replaced, over its blocks."""
     from dixit_lab.records.batches import file_batches
     from dixit_lab.records.files import find_records
@@ -350,7 +360,7 @@ def enter(league: Path, name: str, spec: str, pool: Pool, options: LeagueOptions
                 f"{', '.join(chosen)}: {rating.strength:+.3f} "
                 f"[{rating.ci_low:+.3f}, {rating.ci_high:+.3f}]")
         record.status, record.stopped = "done", stop
-        record.fault_share = _fault_share(block_folders, name)
+        record.fault_share = fault_share(block_folders, name)
         record.deal_secret = secret
         atomic_write_text(record_path, record.to_json())
     return record
