@@ -227,8 +227,8 @@ def play_block(folder: Path, index: int, entrant: dict[str, Any], members: list[
     started = time.perf_counter()
     run_experiment(config, folder, show_progress=False, write_outputs=False)
     seconds = time.perf_counter() - started
-    games, deals = read_block(folder, index, size)
-    return games, deals, seconds
+    games, dealt = read_block(folder, index, size)
+    return games, dealt, seconds
 
 
 def read_block(folder: Path, index: int, size: int
