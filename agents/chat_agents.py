@@ -20,6 +20,7 @@ ReplyFormat = Literal["auto", "json_schema", "json_object_schema", "grammar", "j
                       "none"]
 Dialect = Literal["auto", "openai", "vllm", "ollama", "llama-server", "llama-cpp-python"]
 Mismatch = Literal["warn", "error", "ignore"]
+Effort = Literal["minimal", "low", "medium", "high"]
 
 
 @register_agent("vlm")
@@ -39,7 +40,9 @@ class VlmAgent(ChatAgent):
                  max_tokens_total: int | None = None, max_cost_usd: float | None = None,
                  prompts: str | None = None, system_prompt: str | None = None,
                  tell_prompt: str | None = None, submit_prompt: str | None = None,
-                 vote_prompt: str | None = None, retry_prompt: str | None = None) -> None:
+                 vote_prompt: str | None = None, retry_prompt: str | None = None,
+                 top_p: float | None = None, reasoning_effort: Effort | None = None,
+                 enable_thinking: bool | None = None) -> None:
         if image_size < 16:
             raise ValueError(f"image_size must be at least 16 pixels, got {image_size}")
         super().__init__(**self.common(locals(), "image_size", "image_detail", "check_images"))
@@ -85,7 +88,9 @@ class LlmAgent(ChatAgent):
                  max_cost_usd: float | None = None,
                  prompts: str | None = None, system_prompt: str | None = None,
                  tell_prompt: str | None = None, submit_prompt: str | None = None,
-                 vote_prompt: str | None = None, retry_prompt: str | None = None) -> None:
+                 vote_prompt: str | None = None, retry_prompt: str | None = None,
+                 top_p: float | None = None, reasoning_effort: Effort | None = None,
+                 enable_thinking: bool | None = None) -> None:
         super().__init__(**self.common(locals(), "caption"))
         self.caption = caption
 

@@ -39,11 +39,14 @@ from dixit_lab.vlm.prompts import Templates, answer_schema, table_fields
 from dixit_lab.vlm.session import ServerSession, check_model, negotiate
 from dixit_lab.vlm.store import ReplayMiss, canonical_json, current_store, exchange_key
 
-__all__ = ["RESPONSE_FORMATS", "AgentSetupError", "ChatAgent"]
+__all__ = ["REASONING_EFFORTS", "RESPONSE_FORMATS", "AgentSetupError", "ChatAgent"]
 
 _SEED_RANGE = 2**31
 #: what ``response_format`` may be: ``auto`` (the server's best, found by probing) or a format
 RESPONSE_FORMATS: tuple[str, ...] = ("auto", *FORMATS)
+#: the values of ``reasoning_effort`` (sent as the request's field, as OpenAI's and vLLM's
+#: reasoning models take it)
+REASONING_EFFORTS: tuple[str, ...] = ("minimal", "low", "medium", "high")
 
 
 class AgentSetupError(UserError, RuntimeError):
@@ -67,7 +70,9 @@ class ChatAgent(Agent):
                  max_tokens_total: int | None, max_cost_usd: float | None,
                  prompts: str | None, system_prompt: str | None,
                  tell_prompt: str | None, submit_prompt: str | None, vote_prompt: str | None,
-                 retry_prompt: str | None) -> None:
+                 retry_prompt: str | None, top_p: float | None = None,
+                 reasoning_effort: str | None = None,
+                 enable_thinking: bool | None = None) -> None:
         """The parameters common to every model agent (subclasses pass theirs on with
         :meth:`common`; see docs/vlm.md)."""
         for name, value in (("max_tokens", max_tokens), ("concurrency", concurrency)):
@@ -78,6 +83,11 @@ class ChatAgent(Agent):
                 raise ValueError(f"{name} must be 0 or more, got {value}")
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
+        if top_p is not None and not 0 < top_p <= 1:
+            raise ValueError(f"top_p must be above 0 and at most 1, got {top_p}")
+        if reasoning_effort is not None and reasoning_effort not in REASONING_EFFORTS:
+            raise ValueError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)} "
+                             f"(or None), got {reasoning_effort!r}")
         response_format = "none" if response_format is None else response_format
         if response_format not in RESPONSE_FORMATS:
             raise ValueError(f"response_format must be one of {', '.join(RESPONSE_FORMATS)} "
@@ -97,6 +107,9 @@ class ChatAgent(Agent):
                                  backoff)
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.top_p = top_p
+        self.reasoning_effort = reasoning_effort
+        self.enable_thinking = enable_thinking
         self.retries = retries
         self.response_format = response_format
         self.dialect = dialect
@@ -147,6 +160,12 @@ class ChatAgent(Agent):
             params["temperature"] = self.temperature
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        if self.reasoning_effort is not None:  # OpenAI's and vLLM's reasoning models
+            params["reasoning_effort"] = self.reasoning_effort
+        if self.enable_thinking is not None:  # the chat template's switch (Qwen 3, vLLM ...)
+            params["chat_template_kwargs"] = {"enable_thinking": self.enable_thinking}
         return params
 
     def server(self) -> ServerSession:
@@ -311,6 +330,9 @@ class ChatAgent(Agent):
             count = usage.get(field)
             if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
                 row[field] += count
+        reasoning = usage.get("reasoning_tokens")  # of the completion's, where reported
+        if isinstance(reasoning, int) and not isinstance(reasoning, bool) and reasoning >= 0:
+            row["reasoning_tokens"] = row.get("reasoning_tokens", 0) + reasoning
         if "error" not in outcome and "usage_problem" in outcome:
             row["unreported_usage"] += 1
         row["latency_s"] = round(row["latency_s"] + float(outcome.get("wall_s", 0.0)), 4)
@@ -353,7 +375,8 @@ class ChatAgent(Agent):
         usage = outcome.get("usage") or {}
         if "error" in outcome:
             spent = (0.0, 0.0)  # nothing answered (a server may still bill: not known here)
-        elif "usage_problem" in outcome or len(usage) < 2:
+        elif "usage_problem" in outcome or not {"prompt_tokens", "completion_tokens"} <= set(
+                usage):
             content = (outcome.get("message") or {}).get("content")
             estimate = estimated_tokens(request, content if isinstance(content, str) else "")
             spent = (float(sum(estimate)), self._cost(*estimate))

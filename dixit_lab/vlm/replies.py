@@ -28,6 +28,8 @@ MAX_BODY_BYTES = 4_000_000
 MAX_DEPTH = 64
 #: the longest message text kept (and parsed, and stored): longer text is cut
 MAX_CONTENT_CHARS = 32_000
+#: the longest reasoning text kept of a reply (``message.reasoning_content``/``reasoning``)
+MAX_REASONING_CHARS = 32_000
 #: the largest token count believed
 MAX_TOKENS = 100_000_000
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
@@ -101,6 +103,11 @@ def _usage(value: Any) -> tuple[dict[str, int], str | None]:
             counts[key] = count
         else:
             problems.append(f"{key} is {snippet(json.dumps(count), 40)}")
+    details = value.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if isinstance(reasoning, int) and not isinstance(reasoning, bool) and \
+            0 <= reasoning <= MAX_TOKENS:
+        counts["reasoning_tokens"] = reasoning  # of the completion's, counted apart
     return counts, "; ".join(problems) or None
 
 
@@ -130,6 +137,10 @@ def read_completion(body: bytes) -> dict[str, Any]:
     if refusal is not None:
         kept["refusal"] = snippet(refusal if isinstance(refusal, str) else json.dumps(refusal),
                                   1000)
+    reasoning = next((message[key] for key in ("reasoning_content", "reasoning")
+                      if isinstance(message.get(key), str)), None)
+    if reasoning:  # a reasoning model's scratchpad, apart from its answer: kept, never parsed
+        kept["reasoning"] = reasoning[:MAX_REASONING_CHARS]
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
     model = data.get("model")
     usage, usage_problem = _usage(data.get("usage"))

@@ -13,6 +13,10 @@ so runs are reproducible):
 - ``error500``: HTTP 500; ``reject``: HTTP 400 (a request the server refuses);
 - ``flaky``: HTTP 429 the first time a body is seen, then ``good``;
 - ``slow``: ``good`` after ``slow_seconds``;
+- ``thinker``: a reasoning model: ``good``'s answer after a ``<think>...</think>`` scratchpad in
+  the content, the same reasoning in ``message.reasoning_content``, and its tokens in
+  ``usage.completion_tokens_details.reasoning_tokens``; the reasoning names the request's
+  ``reasoning_effort``, ``top_p`` and ``chat_template_kwargs`` (so a test sees them sent);
 - ``mixed``: per request, one of ``good`` (most), ``prose``, ``garbage``, ``illegal``,
   ``refuse``, ``error500``, ``flaky`` and ``slow``, drawn from the hash of the body (:data:`MIX`);
 - hostile bodies (:data:`HOSTILE`, and ``hostile``: one of them per request, from the hash):
@@ -49,7 +53,7 @@ __all__ = ["BEHAVIOURS", "DIALECTS", "HOSTILE", "StubServer"]
 HOSTILE = ("deep_body", "usage_lots", "usage_negative", "usage_bool", "deep_content",
            "superscript", "int_parts", "huge")
 BEHAVIOURS = ("good", "prose", "garbage", "illegal", "refuse", "filter", "error500", "reject",
-              "flaky", "slow", "mixed", *HOSTILE, "drip", "hostile")
+              "flaky", "slow", "thinker", "mixed", *HOSTILE, "drip", "hostile")
 DIALECTS = {"openai": "system", "llama-cpp-python": "me", "plain": "stub"}  # -> owned_by
 #: ``mixed``: (behaviour, weight in percent)
 MIX = (("good", 56), ("prose", 15), ("garbage", 7), ("illegal", 7), ("refuse", 4),
@@ -257,11 +261,20 @@ def _completion(request: dict[str, Any], behaviour: str, digest: bytes, stub: St
         message["content"] = [{"type": "text", "text": 3}]
     elif behaviour == "huge":
         message["content"] = "x" * stub.huge_bytes
+    elif behaviour == "thinker":
+        thought = (f"Thinking (effort {request.get('reasoning_effort')}, top_p "
+                   f"{request.get('top_p')}, template {request.get('chat_template_kwargs')}): "
+                   f"the cards, one by one, and what the others will see in them.")
+        message["content"] = f"<think>{thought}</think>\n{json.dumps(answer)}"
+        message["reasoning_content"] = thought
     prompt_tokens = sum(_tokens(m.get("content"), stub.images)
                         for m in request.get("messages", ()))
     completion = message.get("content") or message.get("refusal") or ""
     usage: Any = {"prompt_tokens": prompt_tokens,
                   "completion_tokens": len(str(completion)) // 4 + 1}
+    if behaviour == "thinker":
+        usage["completion_tokens_details"] = {"reasoning_tokens": len(message[
+            "reasoning_content"]) // 4 + 1}
     if behaviour == "usage_lots":
         usage = "lots"
     elif behaviour == "usage_negative":

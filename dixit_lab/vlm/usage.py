@@ -1,6 +1,6 @@
 """The model columns of ``agents.csv``: for the model agents, tokens, latency, cost, the
 response format the server was asked in and the model it reported (from the usage rows in
-``exchanges/usage/``; the report asks for them through the recording seam,
+``exchanges/usage/``; ``reasoning_tokens`` too where a server reported them; the report asks for them through the recording seam,
 :meth:`dixit_lab.vlm.recorder.ExchangeRecorder.agent_columns`)."""
 
 from __future__ import annotations
@@ -54,6 +54,10 @@ def usage_table(folder: str | Path) -> pd.DataFrame:
         "response_format": grouped["format"].agg(_joined),
         "served_model": grouped["served_model"].agg(_joined),
     }).reset_index()
+    if "reasoning_tokens" in frame:  # a reasoning model's share of the completion tokens
+        table.insert(len(table.columns), "reasoning_tokens",
+                     grouped["reasoning_tokens"].sum(min_count=1).to_numpy())
+        columns.append("reasoning_tokens")
     return table[columns]
 
 
