@@ -1,6 +1,7 @@
 """The model columns of ``agents.csv``: for the model agents, tokens, latency, cost, the
-response format the server was asked in and the model it reported (from the usage rows in
-``exchanges/usage/``; ``reasoning_tokens`` too where a server reported them; the report asks for them through the recording seam,
+response format the server was asked in and the model it reported, and ``reasoning_tokens``
+where a server reported them (from the usage rows in ``exchanges/usage/``; the report asks for
+them through the recording seam,
 :meth:`dixit_lab.vlm.recorder.ExchangeRecorder.agent_columns`)."""
 
 from __future__ import annotations
