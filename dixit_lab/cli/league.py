@@ -9,6 +9,9 @@ from typing import Any
 
 from dixit_lab.cli.common import positive, positive_number
 from dixit_lab.errors import UserError
+from dixit_lab.league.entry import LeagueOptions
+
+DEFAULTS = LeagueOptions()
 
 __all__ = ["add_commands"]
 
@@ -20,7 +23,8 @@ def cmd_league(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     entries = [parse_entrant(text) for text in args.enter or []]  # every bad one before play
     options = LeagueOptions(target_width=args.target_width, max_games=args.max_games,
-                            max_seconds=args.max_seconds, deals=args.deals,
+                            max_seconds=args.max_seconds, max_tokens=args.max_tokens,
+                            max_cost_usd=args.max_cost_usd, deals=args.deals,
                             isolation=args.isolation, executor=args.executor,
                             workers=args.workers)
     if args.combine:
@@ -64,14 +68,22 @@ def add_commands(sub: Any) -> None:
                              "an entrant already rated is not played again")
     league.add_argument("--pool", help="the reference pool's version (default: the newest; "
                                        "an existing league keeps its own)")
-    league.add_argument("--target-width", type=positive_number, default=0.5,
-                        help="stop when the 95%% interval is at most this wide (default 0.5)")
-    league.add_argument("--max-games", type=positive, default=2000,
-                        help="stop after this many games (default 2000)")
+    league.add_argument("--target-width", type=positive_number, default=DEFAULTS.target_width,
+                        help=f"stop when the 95%% interval is at most this wide (default "
+                             f"{DEFAULTS.target_width})")
+    league.add_argument("--max-games", type=positive, default=DEFAULTS.max_games,
+                        help=f"stop after this many games (default {DEFAULTS.max_games})")
     league.add_argument("--max-seconds", type=positive_number,
                         help="stop after this many seconds of play")
-    league.add_argument("--deals", type=positive, default=10,
-                        help="deals a block, each played once per seat (default 10)")
+    league.add_argument("--max-tokens", type=positive,
+                        help="a model entrant: stop once its calls took this many tokens "
+                             "(each block runs under what is left)")
+    league.add_argument("--max-cost-usd", type=positive_number,
+                        help="a model entrant: stop once its calls cost this much (its "
+                             "price_in and price_out)")
+    league.add_argument("--deals", type=positive, default=DEFAULTS.deals,
+                        help=f"deals a block, each played once per seat (default "
+                             f"{DEFAULTS.deals})")
     league.add_argument("--isolation", choices=["none", "process", "sandbox"],
                         help="how the entrant is seated (default: a sandbox for outside "
                              "code, in process for the package's own agents)")

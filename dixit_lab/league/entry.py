@@ -29,23 +29,27 @@ unless ``isolation`` says otherwise; where no sandbox can be made, it is refused
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dixit_lab.atomic import atomic_write_text
 from dixit_lab.errors import ConfigError, UserError
 from dixit_lab.league.pool import Pool, PoolMember
-from dixit_lab.ratings.anchored import AnchoredRating, anchored_rating
+
+if TYPE_CHECKING:
+    from dixit_lab.ratings.anchored import AnchoredRating
 
 __all__ = ["BLOCKS", "ENTRANTS", "ENTRANT_FILE", "EntrantResult", "LeagueOptions", "enter",
-           "fault_share", "parse_entrant", "play_block", "read_block"]
+           "fault_share", "parse_entrant", "play_block", "read_block", "spent"]
 
 ENTRANT_FILE = "entrant.json"
 ENTRANTS = "entrants"
@@ -57,13 +61,17 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 @dataclass(frozen=True)
 class LeagueOptions:
     """How long an entry plays: until its interval is at most ``target_width`` wide, or
-    ``max_games`` (or ``max_seconds`` of playing) are spent; ``deals`` deals a block;
+    ``max_games`` (or ``max_seconds`` of playing; a model entrant's ``max_tokens`` or
+    ``max_cost_usd``, each block run under what is left of them) are spent; ``deals`` deals
+    a block;
     ``isolation``: how the entrant is seated (None: a sandbox for outside code, in the
     engine's process for the package's own agents); where the games run."""
 
     target_width: float = 0.4
     max_games: int = 2000
     max_seconds: float | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
     deals: int = 2
     isolation: str | None = None
     executor: str = "local"
@@ -76,6 +84,10 @@ class LeagueOptions:
             raise UserError("max_games and deals must be at least 1")
         if self.max_seconds is not None and not self.max_seconds > 0:
             raise UserError(f"max_seconds must be above 0, got {self.max_seconds}")
+        for name, value in (("max_tokens", self.max_tokens),
+                            ("max_cost_usd", self.max_cost_usd)):
+            if value is not None and not value > 0:
+                raise UserError(f"{name} must be above 0, got {value}")
         if self.isolation not in (None, "none", "process", "sandbox"):
             raise UserError(f"isolation must be none, process or sandbox, got "
                             f"{self.isolation!r}")
@@ -107,7 +119,10 @@ class EntrantResult:
     ci_high: float = float("nan")
     games: int = 0
     seconds: float = 0.0
+    tokens: int = 0                         # a model entrant's prompt and completion tokens
+    cost_usd: float = 0.0                   # and their cost (its price_in, price_out)
     fault_share: float = 0.0
+    budget_spent: bool = False              # its tokens or cost ran out within a block
     isolation: str = "none"
     options: dict[str, Any] = field(default_factory=dict)
     blocks: list[dict[str, Any]] = field(default_factory=list)
@@ -207,13 +222,14 @@ def same_member(pool: Pool, spec: str) -> str | None:
 
 def play_block(folder: Path, index: int, entrant: dict[str, Any], members: list[PoolMember],
                rules: str, deck: str, deals: int, secret: str, executor: str = "local",
-               workers: int | None = None
+               workers: int | None = None, budget: dict[str, Any] | None = None
                ) -> tuple[list[tuple[tuple[str, ...], tuple[float, ...]]], list[int], float]:
     """Block ``index`` of an entry into the results folder ``folder``: ``entrant`` (a
     config's player entry) and ``members`` at one table, ``deals`` deals each played once
     per seat (a duplicate schedule), dealt from ``secret`` and the block's number. Returns
     its games (players, scores), each one's deal (numbered across blocks) and the seconds it
-    took (a block already played in the folder is read, not played again)."""
+    took (a block already played in the folder is read, not played again). ``budget``: the
+    run's ``model_budget``."""
     from dixit_lab.run.experiment import parse_config
     from dixit_lab.run.runner import run_experiment
 
@@ -222,7 +238,8 @@ def play_block(folder: Path, index: int, entrant: dict[str, Any], members: list[
         "name": f"{entrant['name']}-block-{index:03d}", "seed": index, "rules": rules,
         "deck": deck, "players": [entrant] + [member.player() for member in members],
         "games": deals * size, "schedule": {"kind": "duplicate"}, "deal_secret": secret,
-        "executor": {"kind": executor, "workers": workers}},
+        "executor": {"kind": executor, "workers": workers},
+        **({"model_budget": budget} if budget else {})},
         f"league block {index} of {entrant['name']}")
     started = time.perf_counter()
     run_experiment(config, folder, show_progress=False, write_outputs=False)
@@ -248,6 +265,12 @@ def read_block(folder: Path, index: int, size: int
 
 def fault_share(folders: list[Path], name: str) -> float:
     """The share of the entrant's decisions its faults replaced, over its blocks."""
+    seat = _seat_faults(folders, name)
+    return seat.share if seat is not None else 0.0
+
+
+def _seat_faults(folders: list[Path], name: str) -> Any:
+    """The entrant's faults over ``folders`` (a ``SeatFaults``; None: it had none)."""
     from dixit_lab.records.batches import file_batches
     from dixit_lab.records.files import find_records
     from dixit_lab.report.faults import stats_faults
@@ -259,7 +282,14 @@ def fault_share(folders: list[Path], name: str) -> float:
         if path is not None:
             for batch in file_batches(path):
                 stats.add(batch_stats(batch))
-    return next((seat.share for seat in stats_faults(stats) if seat.player == name), 0.0)
+    return next((seat for seat in stats_faults(stats) if seat.player == name), None)
+
+
+def _budget_spent(folder: Path, name: str) -> bool:
+    """Whether the entrant's budget ran out in the block of ``folder`` (a decision not sent
+    because it would have passed it: a ``budget`` fault)."""
+    seat = _seat_faults([folder], name)
+    return seat is not None and seat.kinds.get("budget", 0) > 0
 
 
 def _provenance(folder: Path, name: str) -> dict[str, Any]:
@@ -287,6 +317,7 @@ def enter(league: Path, name: str, spec: str, pool: Pool, options: LeagueOptions
     ``options`` stop it, and return its record (written to ``entrant.json`` after every
     block). An entrant already done is returned as it is (nothing is played); one entered
     with another spec is refused in one line; one interrupted goes on where it stopped."""
+    from dixit_lab.ratings.anchored import AnchoredRating, anchored_rating
     from dixit_lab.records.integrity import FolderLock
 
     say = say or (lambda line: print(line, file=sys.stderr))
@@ -319,13 +350,15 @@ def enter(league: Path, name: str, spec: str, pool: Pool, options: LeagueOptions
         entrant: dict[str, Any] = {"name": name, "agent": spec}
         if isolation != "none":
             entrant["isolation"] = isolation
+        said: set[str] = set()  # the runner's notes, said once an entry, not once a block
 
-        def block(index: int, deals_played: int
+        def block(index: int, deals_played: int, budget: dict[str, Any] | None = None
                   ) -> tuple[list[tuple[tuple[str, ...], tuple[float, ...]]], list[int], float]:
             chosen = [pool.member(member) for member in cycle[index % len(cycle)]]
-            return play_block(folder / BLOCKS / f"{index:03d}", index, entrant, chosen,
-                              pool.rules, pool.deck, deals_played, secret, options.executor,
-                              options.workers)
+            with _notes_once(said, f"{name}-block-{index:03d}: ", say):
+                return play_block(folder / BLOCKS / f"{index:03d}", index, entrant, chosen,
+                                  pool.rules, pool.deck, deals_played, secret,
+                                  options.executor, options.workers, budget)
 
         for index, kept in enumerate(record.blocks):  # the blocks already rated
             block_folder = folder / BLOCKS / f"{index:03d}"
@@ -342,7 +375,8 @@ def enter(league: Path, name: str, spec: str, pool: Pool, options: LeagueOptions
             index = len(record.blocks)
             chosen = cycle[index % len(cycle)]
             deals_left = -(-(options.max_games - record.games) // pool.table_size)
-            played, dealt, seconds = block(index, min(options.deals, deals_left))
+            played, dealt, seconds = block(index, min(options.deals, deals_left),
+                                           _budget_left(record, options))
             block_folder = folder / BLOCKS / f"{index:03d}"
             games += played
             deals += dealt
@@ -351,6 +385,10 @@ def enter(league: Path, name: str, spec: str, pool: Pool, options: LeagueOptions
             record.blocks.append(asdict(Block(list(chosen), len(played), rating.strength,
                                               rating.ci_low, rating.ci_high, seconds)))
             record.games, record.seconds = len(games), record.seconds + seconds
+            record.tokens, record.cost_usd = spent(block_folders, name)
+            if (options.max_tokens or options.max_cost_usd) and _budget_spent(block_folder,
+                                                                              name):
+                record.budget_spent = True
             record.strength, record.ci_low, record.ci_high = (
                 rating.strength, rating.ci_low, rating.ci_high)
             if index == 0:
@@ -366,6 +404,22 @@ def enter(league: Path, name: str, spec: str, pool: Pool, options: LeagueOptions
     return record
 
 
+@contextlib.contextmanager
+def _notes_once(said: set[str], prefix: str, say: Callable[[str], None]) -> Iterator[None]:
+    """What a block's run writes to stderr (the runner's notes: which engine plays, ...),
+    each line said once an entry (``prefix``, the block's name, left out) through ``say``."""
+    caught = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(caught):
+            yield
+    finally:
+        for line in caught.getvalue().splitlines():
+            note = line.removeprefix(prefix)
+            if note.strip() and note not in said:
+                said.add(note)
+                say(note)
+
+
 def _stop(record: EntrantResult, rating: AnchoredRating | None, options: LeagueOptions,
           cycle: int, games: list[tuple[tuple[str, ...], tuple[float, ...]]], name: str
           ) -> str:
@@ -379,7 +433,46 @@ def _stop(record: EntrantResult, rating: AnchoredRating | None, options: LeagueO
         return "max_games"
     if options.max_seconds is not None and record.seconds >= options.max_seconds:
         return "max_seconds"
+    tokens = options.max_tokens is not None and record.tokens >= options.max_tokens
+    cost = options.max_cost_usd is not None and record.cost_usd >= options.max_cost_usd
+    if tokens or cost or record.budget_spent:  # spent, or what is left is not a decision
+        if options.max_tokens is None:
+            return "max_cost_usd"
+        if options.max_cost_usd is None:
+            return "max_tokens"
+        return "max_tokens" if record.tokens / options.max_tokens >= (
+            record.cost_usd / options.max_cost_usd) else "max_cost_usd"
     return ""
+
+
+def _budget_left(record: EntrantResult, options: LeagueOptions) -> dict[str, Any] | None:
+    """The next block's ``model_budget``: what is left of the entry's."""
+    budget: dict[str, Any] = {}
+    if options.max_tokens is not None:
+        budget["max_tokens_total"] = max(0, options.max_tokens - record.tokens)
+    if options.max_cost_usd is not None:
+        budget["max_cost_usd"] = max(0.0, options.max_cost_usd - record.cost_usd)
+    return budget or None
+
+
+def spent(folders: list[Path], name: str) -> tuple[int, float]:
+    """The tokens (prompt and completion) and cost the entrant's model calls took over its
+    blocks, from what each block's recorders say of it (``agents.csv``'s model columns)."""
+    import math
+
+    from dixit_lab.core.recording import recorder_columns
+
+    tokens, cost = 0, 0.0
+    for folder in folders:
+        for frame in recorder_columns(folder):
+            rows = frame[frame["player"] == name] if "player" in frame else frame.iloc[:0]
+            for _, row in rows.iterrows():
+                tokens += int(row.get("prompt_tokens", 0) or 0) + int(
+                    row.get("completion_tokens", 0) or 0)
+                value = row.get("cost_usd")
+                cost += float(value) if value is not None and not math.isnan(
+                    float(value)) else 0.0
+    return tokens, cost
 
 
 def _won_and_lost(games: list[tuple[tuple[str, ...], tuple[float, ...]]], name: str) -> bool:

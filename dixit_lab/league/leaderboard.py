@@ -21,7 +21,7 @@ __all__ = ["COLUMNS", "LEAGUE_FILE", "leaderboard_rows", "open_league", "write_l
 
 LEAGUE_FILE = "league.json"
 COLUMNS = ["rank", "player", "kind", "strength", "ci_low", "ci_high", "games", "spec",
-           "stopped", "fault_share", "seconds", "deal_secret"]
+           "stopped", "fault_share", "seconds", "tokens", "cost_usd", "deal_secret"]
 
 
 def open_league(folder: Path, version: str | None = None) -> Pool:
@@ -66,14 +66,16 @@ def leaderboard_rows(folder: Path, pool: Pool) -> list[dict[str, Any]]:
         rows.append({"player": member.name, "kind": f"pool {pool.version}",
                      "strength": pool.strengths[member.name], "ci_low": low, "ci_high": high,
                      "games": round(calibration_games * share), "spec": member.spec,
-                     "stopped": "", "fault_share": 0.0, "seconds": "", "deal_secret": ""})
+                     "stopped": "", "fault_share": 0.0, "seconds": "", "tokens": "",
+                     "cost_usd": "", "deal_secret": ""})
     for entry in entrants(folder):
         rows.append({"player": entry.name,
                      "kind": "entrant" if entry.status == "done" else "entrant (playing)",
                      "strength": entry.strength, "ci_low": entry.ci_low,
                      "ci_high": entry.ci_high, "games": entry.games, "spec": entry.spec,
                      "stopped": entry.stopped, "fault_share": entry.fault_share,
-                     "seconds": round(entry.seconds, 1), "deal_secret": entry.deal_secret or ""})
+                     "seconds": round(entry.seconds, 1), "tokens": entry.tokens,
+                     "cost_usd": round(entry.cost_usd, 6), "deal_secret": entry.deal_secret or ""})
     rows.sort(key=lambda row: (-row["strength"] if math.isfinite(row["strength"]) else
                                math.inf, row["player"]))
     for rank, row in enumerate(rows, 1):
@@ -102,15 +104,19 @@ def write_leaderboard(folder: Path, pool: Pool) -> list[dict[str, Any]]:
              f"pool's median member at 0, its members held at their shipped values), so it "
              f"compares across leagues of this pool; the interval is the estimate +- 1.96 "
              f"bootstrap standard deviations over deals.", "",
-             "| rank | player | kind | strength | 95% interval | games | stopped | faults |",
-             "|---:|---|---|---:|---|---:|---|---:|"]
+             "| rank | player | kind | strength | 95% interval | games | stopped | faults | "
+             "tokens | cost |",
+             "|---:|---|---|---:|---|---:|---|---:|---:|---:|"]
     for row in rows:
         interval = (f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]"
                     if _number(row["ci_low"]) else "")
-        faults = f"{row['fault_share']:.1%}" if row["kind"].startswith("entrant") else ""
+        entrant = row["kind"].startswith("entrant")
+        faults = f"{row['fault_share']:.1%}" if entrant else ""
+        tokens = f"{row['tokens']:,}" if entrant and row["tokens"] else ""
+        cost = f"${row['cost_usd']:.4f}" if entrant and row["cost_usd"] else ""
         player = row["player"].replace("|", "\\|")
         lines.append(f"| {row['rank']} | {player} | {row['kind']} | "
                      f"{_number(row['strength'])} | {interval} | {row['games']} | "
-                     f"{row['stopped']} | {faults} |")
+                     f"{row['stopped']} | {faults} | {tokens} | {cost} |")
     atomic_write_text(folder / "leaderboard.md", "\n".join(lines) + "\n")
     return rows

@@ -96,3 +96,19 @@ def test_a_value_no_server_takes_is_one_line(tmp_path, capsys, bad, said):
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and said in error
+
+
+def test_a_model_entrant_stops_at_its_token_budget(tmp_path):
+    with StubServer() as server:
+        spec = f"llm(model=thinker, base_url={server.base_url}, {PARAMS}, price_out=10.0)"
+        pool = open_league(tmp_path)
+        record = enter(tmp_path, "thinker", spec, pool,
+                       LeagueOptions(max_games=400, deals=2, max_tokens=12_000),
+                       say=lambda _: None)
+    assert record.stopped == "max_tokens" and record.games < 400
+    assert 0 < record.tokens <= 12_000 and record.cost_usd > 0
+    board = (tmp_path / "leaderboard.md")
+    from dixit_lab.league.leaderboard import write_leaderboard
+
+    write_leaderboard(tmp_path, pool)
+    assert f"{record.tokens:,}" in board.read_text()
