@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dixit_lab.cli.common import positive, print_agents, seconds_since_start
+from dixit_lab.cli.common import positive, positive_number, print_agents, seconds_since_start
 from dixit_lab.cli.examples import config_argument
 from dixit_lab.errors import UserError
 from dixit_lab.records.files import RECORD_FORMATS
@@ -153,6 +153,18 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    from dixit_lab.run.experiment import read_yaml_file
+    from dixit_lab.run.plan import plan_run
+
+    args.config = config_argument(args.config, "plan")
+    data = read_yaml_file(args.config)
+    plan = plan_run(data, str(args.config), pilot=args.pilot, target_width=args.target_width)
+    for line in plan.lines():
+        print(line)
+    return 0
+
+
 def add_commands(sub: Any) -> None:
     """The family's sub-commands, on the parser's ``add_subparsers()``."""
     run = sub.add_parser("run", help="run an experiment config into a results folder")
@@ -181,6 +193,15 @@ def add_commands(sub: Any) -> None:
     models.add_argument("--replay-only", dest="exchanges", action="store_const", const="replay",
                         help="model agents only reuse recorded replies (no server needed)")
     run.set_defaults(func=cmd_run)
+
+    plan = sub.add_parser("plan", help="what a run will take (games for a target interval, "
+                                       "time, model tokens and cost), from a short pilot")
+    plan.add_argument("config", help="experiment YAML, or a packaged example's name")
+    plan.add_argument("--pilot", type=positive, default=100,
+                      help="games of the pilot (default 100; the run's first games)")
+    plan.add_argument("--target-width", type=positive_number,
+                      help="the rating interval width wanted: the games it needs")
+    plan.set_defaults(func=cmd_plan)
 
     rep = sub.add_parser("replay", help="re-play every game of a results folder (or of every "
                                         "point of a sweep folder) and compare")

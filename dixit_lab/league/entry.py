@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -394,9 +395,15 @@ def enter(league: Path, name: str, spec: str, pool: Pool, options: LeagueOptions
             if index == 0:
                 record.provenance = _provenance(block_folder, name)
             atomic_write_text(record_path, record.to_json())
-            say(f"{name}: block {index + 1}, {record.games} games against "
-                f"{', '.join(chosen)}: {rating.strength:+.3f} "
-                f"[{rating.ci_low:+.3f}, {rating.ci_high:+.3f}]")
+            line = (f"{name}: block {index + 1}, {record.games} games against "
+                    f"{', '.join(chosen)}: {rating.strength:+.3f} "
+                    f"[{rating.ci_low:+.3f}, {rating.ci_high:+.3f}]")
+            if len(record.blocks) % len(cycle) == 0 and rating.width > options.target_width:
+                more = math.ceil(record.games * (rating.width / options.target_width) ** 2
+                                 ) - record.games  # an interval narrows as 1 / sqrt(games)
+                line += (f"; width {options.target_width} in about {more:,} more games"
+                         f" (~{record.seconds / record.games * more:.0f} s)")
+            say(line)
         record.status, record.stopped = "done", stop
         record.fault_share = fault_share(block_folders, name)
         record.deal_secret = secret
