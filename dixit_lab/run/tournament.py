@@ -355,16 +355,17 @@ class _AgentPool:
 _POOL = _AgentPool()
 
 
-#: the agents the batched engines keep in a process, the most recently used ones, by spec
-#: under one rule set, deck and failure mode (their tables depend on nothing else: the same
-#: agent serves every setup that seats its spec): each holds its tables (a model
-#: storyteller's are tens of MB), so a sweep of a thousand points, a tune of a thousand
-#: candidates or a league's blocks keep at most this many at once and memory stays flat; a
-#: tune look plays each live candidate in turn, and a default grid's 9 candidates with the
-#: players they share, or a league's entrant with its pool's 5 members, are played again
-#: without being built again
-AGENT_SPECS = 16
-_SHARED: dict[tuple[Any, ...], Agent] = {}
+#: the setups whose agents the batched engines keep in a process, the most recently used
+#: ones: each holds its agents' tables (a model storyteller's are tens of MB), so a sweep of
+#: a thousand points or a tune of a thousand candidates keeps at most this many at once and
+#: memory stays flat; a tune look plays each live candidate in turn, and up to this many
+#: (the default grid's 9; a league's cycle of 10 opponent sets) are played again without
+#: being built again. An agent is shared by the games of one setup only: one instance
+#: carried from setup to setup (shared by spec) changed the games of check_shipped's
+#: quickstart after ambiguity_table_sizes' 36 points, though no agent keeps anything from
+#: one game to the next that a shorter history shows
+AGENT_SETUPS = 12
+_SHARED: dict[tuple[Any, ...], dict[str, Agent]] = {}
 
 
 def forget_agents() -> None:
@@ -389,15 +390,14 @@ def release_memory() -> None:
 
 def _shared_agents(setup: TableSetup) -> dict[str, Agent]:
     """The agents of ``setup``'s specs, one instance per spec for every seat and game (a
-    batched policy keeps no state), made once while the spec is among the
-    :data:`AGENT_SPECS` most recently played under the setup's rules, deck and failure mode."""
-    shared = {}
-    for spec in dict.fromkeys(setup.specs):
-        key = (setup.rules, setup.deck, setup.on_illegal, spec)
-        agent = _SHARED.pop(key, None)
-        shared[spec] = _SHARED[key] = agent if agent is not None else make_agent(spec)
-    if len(_SHARED) > AGENT_SPECS:
-        while len(_SHARED) > AGENT_SPECS:
+    batched policy keeps no state), made once while the setup is among the
+    :data:`AGENT_SETUPS` most recently played."""
+    shared = _SHARED.pop(setup.key, None)
+    if shared is None:
+        shared = {spec: make_agent(spec) for spec in dict.fromkeys(setup.specs)}
+    _SHARED[setup.key] = shared  # the most recent last
+    if len(_SHARED) > AGENT_SETUPS:
+        while len(_SHARED) > AGENT_SETUPS:
             del _SHARED[next(iter(_SHARED))]
         release_memory()
     return shared

@@ -92,12 +92,11 @@ def test_a_failing_game_is_named():
         play_chunk(setup, schedule_games("rotation", 4, 4, 1, seed=9))
 
 
-def test_the_batched_engines_keep_a_bounded_number_of_agents(monkeypatch):
+def test_the_batched_engines_keep_the_agents_of_a_bounded_number_of_setups(monkeypatch):
     """A sweep of a thousand points or a tune of a thousand candidates must not keep every
     setup's agents (a model storyteller's tables are tens of MB: +81 MB a tune candidate,
-    never freed): the AGENT_SPECS most recently played specs are kept, one agent a spec for
-    every setup that seats it (a league's blocks seat five members in ten companies), a spec
-    played again within them is not built again, and forget_agents drops them all."""
+    never freed): the most recent AGENT_SETUPS are kept, a setup played again within them is
+    not built again, and forget_agents drops them all."""
     from dixit_lab.run import tournament
 
     monkeypatch.setattr(tournament, "_SHARED", {})
@@ -106,23 +105,19 @@ def test_the_batched_engines_keep_a_bounded_number_of_agents(monkeypatch):
                          specs=(f"softmax(temperature={0.1 * (k + 1):.1f})", "random",
                                 "random"),
                          on_illegal="fallback", engine="batched")
-              for k in range(tournament.AGENT_SPECS + 3)]
+              for k in range(tournament.AGENT_SETUPS + 3)]
     specs = list(schedule_games("rotation", 3, 3, 2, 1))
     for setup in setups:
         play_chunk(setup, specs)
-    assert len(tournament._SHARED) == tournament.AGENT_SPECS
-    kept = [key[-1] for key in tournament._SHARED]
-    assert kept[-1] == "random"  # every setup seats it: one agent, always the most recent
-    assert kept[:-1] == [setup.specs[0] for setup in setups[-(tournament.AGENT_SPECS - 1):]]
-    random_agent = tournament._SHARED[next(reversed(tournament._SHARED))]
-    oldest = next(iter(tournament._SHARED))
-    agent = tournament._SHARED[oldest]
-    play_chunk(setups[-(tournament.AGENT_SPECS - 1)], specs)  # kept: the same agent, now recent
-    assert tournament._SHARED[oldest] is agent and list(tournament._SHARED)[-2] == oldest
-    assert tournament._SHARED[next(reversed(tournament._SHARED))] is random_agent
+    assert len(tournament._SHARED) == tournament.AGENT_SETUPS
+    kept = setups[-tournament.AGENT_SETUPS:]
+    assert list(tournament._SHARED) == [setup.key for setup in kept]
+    agents = dict(tournament._SHARED[kept[0].key])
+    play_chunk(kept[0], specs)  # kept: the same agents, now the most recent
+    assert tournament._SHARED[kept[0].key] == agents
+    assert list(tournament._SHARED)[-1] == kept[0].key
     play_chunk(setups[0], specs)  # dropped: built again, and the oldest kept one goes
-    assert [key[-1] for key in tournament._SHARED][-2] == setups[0].specs[0]
-    assert len(tournament._SHARED) == tournament.AGENT_SPECS
+    assert setups[0].key in tournament._SHARED and kept[1].key not in tournament._SHARED
     tournament.forget_agents()
     assert not tournament._SHARED
 
