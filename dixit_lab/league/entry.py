@@ -14,7 +14,7 @@ nearest it rated it +1.44 in two leagues, where the pool puts it at +0.80 (docs/
 ``benchmarks/league_anchoring.py``). What adapts is the length: after every cycle the rating
 (:func:`~dixit_lab.ratings.anchored.anchored_rating`, its bootstrap over deals) stops the
 entry once its interval is at most ``target_width`` wide, or a budget (``max_games``,
-``max_seconds``) stops it; a clearly placed entrant stops after one cycle.
+``max_seconds``, ``max_tokens``, ``max_cost_usd``) stops it.
 
 The deals are **sealed**: every block is dealt from the entry's secret (128 bits from the OS,
 or ``deal_secret``), which no seat knows while it plays; the secret is published in
