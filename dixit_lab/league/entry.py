@@ -141,10 +141,37 @@ class EntrantResult:
     def read(cls, path: Path) -> EntrantResult:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls(**data)
+            record = cls(**data)
+            problem = record._problem()
         except (OSError, ValueError, TypeError) as error:
-            raise ConfigError(f"{path} is not an entrant's record ({error}); move it away "
-                              f"to enter again") from None
+            problem = str(error)
+        if problem:
+            raise ConfigError(f"{path} is not an entrant's record ({problem}); move it away "
+                              f"to enter again")
+        return record
+
+    def _problem(self) -> str | None:
+        """What is wrong with a record read from a file (a field of another type), or None."""
+        kinds: dict[str, Any] = {
+            "name": str, "spec": str, "pool_version": str, "status": str, "stopped": str,
+            "strength": float, "ci_low": float, "ci_high": float, "games": int,
+            "seconds": float, "tokens": int, "cost_usd": float, "fault_share": float,
+            "budget_spent": bool, "isolation": str, "options": dict, "blocks": list,
+            "provenance": dict}
+        for key, kind in kinds.items():
+            value = getattr(self, key)
+            numeric = kind in (int, float) and isinstance(value, int | float) and not \
+                isinstance(value, bool) and (kind is float or isinstance(value, int))
+            if not (numeric or (kind not in (int, float) and isinstance(value, kind))):
+                return f"{key} is {json.dumps(value)[:40]}, not {kind.__name__}"
+        if self.status not in ("playing", "done"):
+            return f"status is {self.status!r}, not playing or done"
+        if not all(isinstance(block, dict) and isinstance(block.get("games"), int)
+                   and isinstance(block.get("opponents"), list) for block in self.blocks):
+            return "a block is not {opponents, games, ...}"
+        if self.deal_secret is not None and not isinstance(self.deal_secret, str):
+            return "deal_secret is not text"
+        return None
 
 
 def parse_entrant(text: str) -> tuple[str, str]:
@@ -153,7 +180,7 @@ def parse_entrant(text: str) -> tuple[str, str]:
     name, spec = (match.group(1), match.group(2).strip()) if match else (text.strip(),) * 2
     if not _NAME.fullmatch(name):
         raise UserError(f"entrant {text!r}: name it, NAME=SPEC (a name of letters, digits, "
-                        f"'_', '.', '-', at most 64)")
+                        f"'_', '.', '-', starting with a letter or digit, at most 64)")
     from dixit_lab.plugins.spec import parse_spec
 
     parse_spec(spec)  # a SpecError (one line) for a bad spec
@@ -164,6 +191,10 @@ def _isolation(spec: str, options: LeagueOptions) -> str:
     from dixit_lab.run.provenance import plays_outside_code
 
     if options.isolation is not None:
+        if options.isolation != "sandbox" and plays_outside_code(spec):
+            print(f"warning: {spec} plays outside code with isolation: {options.isolation}, "
+                  f"as asked: not a boundary, it can read what your user can (the entry's "
+                  f"deal secret included: its deals are not sealed)", file=sys.stderr)
         return options.isolation
     if not plays_outside_code(spec):
         return "none"
@@ -338,6 +369,12 @@ def enter(league: Path, name: str, spec: str, pool: Pool, options: LeagueOptions
             if record.status == "done":
                 say(f"{name}: already rated ({record.games} games), nothing to play")
                 return record
+            if record.options and record.options != asdict(options):
+                changed = ", ".join(f"{key} {record.options.get(key)} -> {value}"
+                                    for key, value in asdict(options).items()
+                                    if record.options.get(key) != value)
+                raise UserError(f"entrant {name!r} was started with other options ({changed}); "
+                                f"give the same ones to go on, or enter under another name")
         isolation = _isolation(spec, options)
         secret = _secret(folder, deal_secret)
         if record is None:

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from dixit_lab.errors import UserError
+from dixit_lab.errors import ConfigError, UserError
 from dixit_lab.isolation.sandbox import sandbox_problem
 from dixit_lab.league import entry as entry_module
 from dixit_lab.league.entry import (
@@ -153,3 +153,35 @@ def test_entrants_are_named_or_refused_in_one_line():
         parse_entrant("softmax(temperature=0.5)")
     with pytest.raises(UserError):
         parse_entrant("x=softmax(temperature=")
+
+
+def test_a_damaged_record_and_other_options_are_one_line(tmp_path, pool):
+    options = LeagueOptions(max_games=16, deals=2)
+    enter(tmp_path, "e", WEAK, pool, options, say=_quiet)
+    path = tmp_path / "entrants" / "e" / "entrant.json"
+    kept = json.loads(path.read_text())
+    for field, value in (("strength", "high"), ("blocks", 5), ("games", None)):
+        path.write_text(json.dumps({**kept, field: value}))
+        with pytest.raises(ConfigError, match=f"is not an entrant's record \\({field} is"):
+            enter(tmp_path, "e", WEAK, pool, options, say=_quiet)
+    path.write_text(json.dumps({**kept, "status": "playing"}))
+    with pytest.raises(UserError, match="was started with other options \\(max_games 16 -> "
+                                        "400\\)"):
+        enter(tmp_path, "e", WEAK, pool, LeagueOptions(max_games=400, deals=2), say=_quiet)
+
+
+def test_max_games_rounds_up_to_whole_deals(tmp_path, pool):
+    record = enter(tmp_path, "e", WEAK, pool, LeagueOptions(max_games=10, deals=2),
+                   say=_quiet)
+    assert (record.games, record.stopped) == (12, "max_games")
+
+
+def test_outside_code_out_of_a_sandbox_is_warned(tmp_path, pool, capsys):
+    code = tmp_path / "mine.py"
+    code.write_text("from dixit_lab_agents.random_agent import RandomAgent\n\n"
+                    "class Mine(RandomAgent):\n    pass\n")
+    enter(tmp_path / "l", "mine", f"{code}:Mine", pool,
+          LeagueOptions(max_games=4, deals=1, isolation="process"), say=_quiet)
+    error = capsys.readouterr().err
+    assert "plays outside code with isolation: process" in error
+    assert "its deals are not sealed" in error
