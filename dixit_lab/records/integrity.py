@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -66,7 +67,12 @@ class FolderLock:
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                owner, what, _ = _lock_lines(os.read(fd, 256))
+                owner, what, _ = _lock_lines(os.pread(fd, 256, 0))
+                for _ in range(20):  # a holder that has just locked writes who it is next
+                    if owner != "?":
+                        break
+                    time.sleep(0.01)
+                    owner, what, _ = _lock_lines(os.pread(fd, 256, 0))
                 os.close(fd)
                 raise ConfigError(f"{self.path.parent} is in use by another {what} (process "
                                   f"{owner}); {self.advice}") from None

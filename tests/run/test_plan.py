@@ -47,7 +47,7 @@ def test_a_model_seat_plan_counts_its_tokens_and_cost(tmp_path):
                                                 "options": {"max_rounds": 2}},
                 "players": [{"name": "m", "agent": f"llm(model=good, base_url="
                                                    f"{server.base_url}, price_in=1.0)"},
-                            *DATA["players"][1:]]}
+                            {"name": "dice", "agent": "random", "count": 2}]}
         plan = plan_run(data, "model.yaml", pilot=4)
     assert plan.tokens_per_game > 0 and plan.cost_per_game > 0
     assert any("tokens" in line and "$" in line for line in plan.lines())
