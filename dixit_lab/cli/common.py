@@ -18,7 +18,11 @@ __all__ = ["at_least", "check_output_file", "non_negative", "open_share", "posit
 def at_least(minimum: int) -> Callable[[str], int]:
     """An argparse type: an integer of at least ``minimum``."""
     def check(text: str) -> int:
-        value = int(text)
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, {minimum} or more, "
+                                             f"got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
         return value
@@ -29,9 +33,16 @@ def at_least(minimum: int) -> Callable[[str], int]:
 positive, non_negative = at_least(1), at_least(0)
 
 
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+
+
 def positive_number(text: str) -> float:
     """An argparse type: a finite number above 0."""
-    value = float(text)
+    value = _number(text)
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
     return value
@@ -39,7 +50,7 @@ def positive_number(text: str) -> float:
 
 def open_share(text: str) -> float:
     """An argparse type: a number strictly between 0 and 1."""
-    value = float(text)
+    value = _number(text)
     if not 0 < value < 1:  # NaN too
         raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 (both "
                                          f"excluded), got {text}")

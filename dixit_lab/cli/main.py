@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from dixit_lab.cli.agents import add_commands as add_agents
 from dixit_lab.cli.data import add_commands as add_data
@@ -20,8 +21,16 @@ from dixit_lab.errors import UserError
 __all__ = ["build_parser", "main"]
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """A parser whose user mistakes are one line (the command, what is wrong), not the usage
+    block followed by the error; its sub-commands' parsers are of the same kind."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="dixit-lab", description="The dixit_lab command line: seeded Dixit games between "
                                       "agents, their tables, ratings and reports.")
     parser.add_argument("--traceback", action="store_true",

@@ -214,3 +214,18 @@ def test_simulate_names_a_broken_agent_in_one_line_and_keeps_the_games_before(ca
     assert "worn out" in err and "--on-illegal fallback" in err
     assert f"the {stopped[1]} games before it are in {out}" in err
     assert len(list(read_jsonl(out))) == int(stopped[1])
+
+
+@pytest.mark.parametrize("argv", [
+    ["league", "L", "--max-games", "1.5"], ["league", "L", "--target-width", "abc"],
+    ["league", "L", "--deals", "0"], ["plan", "quickstart", "--pilot", "x"], ["run"],
+    ["nosuchcommand"], ["simulate", "--games", "-3"]])
+def test_a_bad_argument_is_one_line_naming_it(argv, capsys):
+    """argparse's usage block is not printed before the error: one line, the command and the
+    argument."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "usage:" not in error, error
+    assert error.startswith("dixit-lab") and "error: " in error
